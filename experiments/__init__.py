@@ -1,0 +1,1 @@
+"""Bundled example skills and eval sets, shipped as `skilleval.examples`."""

@@ -1,0 +1,197 @@
+"""The Hydra job: from a composed config to a finished, stored, reported experiment.
+
+`run_job(cfg)` builds the job's parts by name from the plugin registry (DESIGN §5), records
+the run in the store, and hands a `JobContext` to the experiment named by
+`experiment.kind`. Experiments are plugins too (``register_experiments``).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from omegaconf import DictConfig, OmegaConf
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from skilleval.backends.base import Backend
+from skilleval.budget import Budget
+from skilleval.datasets import default_cases_path, load_trigger_cases
+from skilleval.domain import Skill, TriggerCase
+from skilleval.errors import UserError
+from skilleval.events import JobEnd, JobStart
+from skilleval.registry import Registry
+from skilleval.skills import load_skill
+from skilleval.store.catalog import Store, resolve_root
+from skilleval.store.schema import SCHEMA_VERSION
+from skilleval.trigger.policies import TriggerSettings
+from skilleval.trigger.runner import TrialRunner, trial_rows_recorder
+
+
+@dataclass
+class JobContext:
+    """Everything an experiment needs, built once per Hydra job."""
+
+    cfg: DictConfig
+    registry: Registry
+    store: Store
+    run_id: str
+    sweep_id: str
+    job_num: int
+    experiment: str
+    output_dir: Path
+    backend: Backend
+    budget: Budget | None
+    console: Console = field(default_factory=lambda: Console(stderr=True))
+    out: Console = field(default_factory=Console)
+    overrides: list[str] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    _progress: Progress | None = None
+
+    # -- inputs -------------------------------------------------------------------------
+
+    def load_skill(self, key: str = "skill") -> Skill:
+        path = self.cfg.get(key)
+        if not path:
+            raise UserError(f"no skill given: pass {key}=PATH to a skill folder")
+        return load_skill(path)
+
+    def cases_path(self, skill: Skill) -> Path:
+        cases = self.cfg.get("cases")
+        return Path(cases).expanduser() if cases else default_cases_path(skill.path)
+
+    def load_cases(self, skill: Skill) -> list[TriggerCase]:
+        return load_trigger_cases(self.cases_path(skill))
+
+    def load_distractors(self) -> list[Skill]:
+        return [load_skill(p) for p in (self.cfg.get("distractors") or [])]
+
+    # -- parts --------------------------------------------------------------------------
+
+    def build(self, kind: str, node: Any) -> Any:
+        return self.registry.build(kind, node)
+
+    def identity_row(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "sweep_id": self.sweep_id, "job_num": self.job_num,
+                "experiment": self.experiment, "schema_version": SCHEMA_VERSION}
+
+    def trigger_settings(self, **overrides: Any) -> TriggerSettings:
+        t = self.cfg.trigger
+        values = dict(runs=t.runs, threshold=t.threshold, policy=t.policy, max_runs=t.max_runs,
+                      min_valid=t.min_valid, concurrency=t.concurrency, confidence=t.confidence)
+        values.update(overrides)
+        if values["runs"] < 1:
+            raise UserError(f"trigger.runs must be at least 1, got {values['runs']}")
+        if not 0 < values["threshold"] <= 1:
+            raise UserError(f"trigger.threshold must be in (0, 1], got {values['threshold']}")
+        return TriggerSettings(**values)
+
+    def new_runner(self, settings: TriggerSettings | None = None) -> TrialRunner:
+        writer = self.store.writer("trials", self.experiment, self.run_id)
+        recorder = trial_rows_recorder(writer, self.identity_row(), self.backend)
+        return TrialRunner(self.backend, settings=settings or self.trigger_settings(),
+                           store=self.store, recorder=recorder, budget=self.budget,
+                           progress=self._progress)
+
+    def reporters(self) -> list[Any]:
+        nodes = self.cfg.get("reporter") or {}
+        return [self.build("reporter", node) for node in nodes.values()]
+
+    def report(self, kind: str, payload: Any) -> None:
+        for reporter in self.reporters():
+            reporter.report(self, kind, payload)
+
+    @contextmanager
+    def progress(self) -> Iterator[Progress]:
+        """A progress display on stderr for the duration of the block (runners pick it up)."""
+        prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=self.console, transient=True,
+                        disable=not self.cfg.get("progress", True))
+        self._progress = prog
+        with prog:
+            yield prog
+        self._progress = None
+
+
+def _sweep_identity() -> tuple[str, int, list[str], Path]:
+    from hydra.core.hydra_config import HydraConfig
+
+    hc = HydraConfig.get()
+    output_dir = Path(hc.runtime.output_dir)
+    job_num = int(hc.job.get("num", 0) or 0)
+    overrides = list(hc.overrides.task)
+    if str(hc.mode) == "RunMode.MULTIRUN":
+        sweep_id = hashlib.sha256(str(Path(hc.sweep.dir).resolve()).encode()).hexdigest()[:16]
+    else:
+        sweep_id = ""
+    return sweep_id, job_num, overrides, output_dir
+
+
+def new_run_id() -> str:
+    """Time-ordered and unique: a timestamp prefix sorts runs, a random suffix separates them."""
+    return time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:10]
+
+
+def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
+    """Run one Hydra job; returns its exit code."""
+    exp = cfg.get("experiment")
+    if not exp or not exp.get("kind"):
+        names = ", ".join(registry.names("experiment"))
+        raise UserError(f"no experiment chosen: run `skilleval +experiment=NAME` with NAME one of: {names}")
+    run_id = new_run_id()
+    sweep_id, job_num, overrides, output_dir = _sweep_identity()
+    sweep_id = sweep_id or run_id
+    store_cfg = cfg.store
+    store = Store(resolve_root(store_cfg.get("root")), flush_rows=store_cfg.flush_rows,
+                  flush_seconds=store_cfg.flush_seconds)
+    backend = registry.build("backend", cfg.backend)
+    budget_cfg = cfg.get("budget") or {}
+    budget = Budget(budget_cfg.get("max_calls"), budget_cfg.get("max_usd"))
+    experiment = registry.build("experiment", {"name": exp.kind})
+    job = JobContext(cfg, registry, store, run_id, sweep_id, job_num, exp.get("name", exp.kind),
+                     output_dir, backend, budget, overrides=overrides)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    runs = store.writer("runs", job.experiment, run_id)
+    _write_run_row(job, runs, "running")
+    pm.hook.on_job_start(event=JobStart(run_id, job.experiment, OmegaConf.to_container(cfg, resolve=False),
+                                        output_dir))
+    status, code = "failed", 1
+    try:
+        code = experiment(job)
+        status = {0: "done", 3: "harness_error"}.get(code, "failed")
+        return code
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        store.close()
+        _write_run_row(job, runs, status)
+        runs.close()
+        import asyncio
+
+        asyncio.run(backend.aclose())
+        pm.hook.on_job_end(event=JobEnd(run_id, job.experiment, status, output_dir, job.summary))
+
+
+def _write_run_row(job: JobContext, writer: Any, status: str) -> None:
+    from skilleval.registry import default_registry
+
+    versions = {r.distribution: r.version for r in default_registry().all()}
+    writer.write([{
+        **job.identity_row(), "ts": dt.datetime.now(dt.timezone.utc), "status": status,
+        "backend": job.backend.name, "model": job.backend.model, "skill": str(job.cfg.get("skill")),
+        "output_dir": str(job.output_dir), "overrides": job.overrides,
+        "config_yaml": OmegaConf.to_yaml(job.cfg, resolve=False),
+        "plugin_versions": json.dumps(versions, sort_keys=True),
+        "calls_made": int(job.summary.get("calls_made", 0)),
+        "calls_cached": int(job.summary.get("calls_cached", 0)),
+        "cost_usd": float(job.summary.get("cost_usd", 0.0)),
+        "summary_json": json.dumps(job.summary, default=str),
+    }])
+    writer.flush()

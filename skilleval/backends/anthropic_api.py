@@ -1,0 +1,300 @@
+"""The ``anthropic_api`` backend: trigger trials and text completion through the Messages API.
+
+It sends Claude Code's ``Skill`` tool and skill listing in the layout of the CLI version it
+mimics (``api_listing``), streams the answer and stops at the first deciding block, retries
+with our own backoff (``retry``), adapts its concurrency per model, marks the stable prefix
+for prompt caching, and accounts tokens (cache reads and writes included) and cost from the
+price table in config. With ``batch=true`` trials go through Message Batches (``api_batch``).
+
+The key is read from the environment (``api_key_env``) at construction and handed to the SDK
+only; it is never part of a result, an identity or a log line.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import anthropic
+
+from skilleval.backends.api_listing import build_request, layout_for, skill_input_key
+from skilleval.backends.base import BaseBackend
+from skilleval.backends.pricing import TokenCounts, cost_usd, tokens_from_usage
+from skilleval.backends.retry import AdaptiveLimiter, Failure, backoff_delay, classify
+from skilleval.domain import Completion, Outcome, Trial, TrialResult
+from skilleval.errors import UserError
+from skilleval.sim.protocol import hint_value, is_loopback
+
+SIM_KEY = "sk-ant-sim-not-a-key"  # used only against a loopback simulator when no key is set
+
+
+@dataclass
+class AnthropicApiParams:
+    model: str = "claude-sonnet-5-5"
+    base_url: Optional[str] = None
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    cli_version: str = "2.1.332"
+    layout: str = "auto"            # auto | reminder | system_message | tool_lines | tool_xml
+    system_prompt: str = ""
+    system_prompt_file: Optional[str] = None
+    skill_tool_description_file: Optional[str] = None
+    extra_tools: list[str] = field(default_factory=list)  # e.g. [Read, Glob, Bash]
+    sort_listing: bool = True
+    max_turns: int = 1
+    stop_on_text: bool = True
+    max_tokens: int = 1024
+    prompt_cache: bool = True
+    timeout_s: float = 120.0
+    max_retries: int = 6
+    retry_base_s: float = 0.5
+    retry_max_s: float = 30.0
+    concurrency: int = 16
+    min_concurrency: int = 1
+    batch: bool = False
+    batch_max_requests: int = 10000
+    batch_window_s: float = 2.0
+    batch_poll_s: float = 30.0
+    batch_state_dir: Optional[str] = None
+    pricing_file: Optional[str] = None
+    sim_hints: bool = True          # send x-skilleval-sim to loopback simulators only
+
+
+class RetriesExhausted(Exception):
+    def __init__(self, failure: Failure, retries: int) -> None:
+        super().__init__(failure.message)
+        self.failure, self.retries = failure, retries
+
+
+@dataclass
+class _Turns:
+    """What one trial's conversation produced."""
+
+    fired: str | None = None
+    position: int | None = None
+    tool_calls: int = 0
+    tokens: TokenCounts = field(default_factory=TokenCounts)
+    decided: bool = False
+
+
+def _add(a: TokenCounts, b: TokenCounts) -> TokenCounts:
+    return TokenCounts(a.input_tokens + b.input_tokens, a.output_tokens + b.output_tokens,
+                       a.cache_read_tokens + b.cache_read_tokens,
+                       a.cache_write_5m_tokens + b.cache_write_5m_tokens,
+                       a.cache_write_1h_tokens + b.cache_write_1h_tokens)
+
+
+class AnthropicApiBackend(BaseBackend):
+    name = "anthropic_api"
+    needs_self_check = True
+    harness_version = "api-1"
+
+    def __init__(self, params: AnthropicApiParams) -> None:
+        self.params = params
+        self.model = params.model
+        key = os.environ.get(params.api_key_env)
+        if not key:
+            if not is_loopback(params.base_url):
+                raise UserError(f"backend anthropic_api needs an API key in ${params.api_key_env}")
+            key = SIM_KEY
+        self.client = anthropic.AsyncAnthropic(api_key=key, base_url=params.base_url,
+                                               max_retries=0, timeout=params.timeout_s)
+        self.system_prompt = _read(params.system_prompt_file) or params.system_prompt
+        self.tool_description = _read(params.skill_tool_description_file)
+        self.limiter = AdaptiveLimiter(params.concurrency, params.min_concurrency)
+        self.layout = layout_for(params.cli_version, params.model, params.layout)
+        self.input_key = skill_input_key(params.cli_version)
+        self.hints = params.sim_hints and is_loopback(params.base_url)
+        self._batcher: Any = None
+        self.state_dir: Path | None = Path(params.batch_state_dir) if params.batch_state_dir else None
+
+    def set_state_dir(self, path: str | Path) -> None:
+        """Where batch ids are kept for resume (the runner passes ``<store_root>``)."""
+        self.state_dir = Path(path)
+
+    def identity(self) -> dict[str, Any]:
+        p = self.params
+        ident = super().identity()
+        digest = hashlib.sha256(f"{self.system_prompt}|{self.tool_description}".encode()).hexdigest()
+        ident.update({"endpoint": p.base_url or "anthropic", "layout": self.layout,
+                      "cli_version": p.cli_version, "prompt": digest[:16],
+                      "extra_tools": list(p.extra_tools), "max_turns": p.max_turns,
+                      "sort_listing": p.sort_listing, "max_tokens": p.max_tokens})
+        return ident
+
+    @property
+    def version(self) -> str:
+        return f"anthropic_api/{self.layout}@cli{self.params.cli_version}/sdk{anthropic.__version__}"
+
+    def request_for(self, trial: Trial) -> dict[str, Any]:
+        p = self.params
+        return build_request(trial.listing, trial.query, model=p.model, layout=self.layout,
+                             cli_version=p.cli_version, system_prompt=self.system_prompt,
+                             tool_description=self.tool_description, extra_tools=p.extra_tools,
+                             max_tokens=p.max_tokens, cache=p.prompt_cache,
+                             sort_listing=p.sort_listing)
+
+    def headers_for(self, trial: Trial) -> dict[str, str]:
+        return {"x-skilleval-sim": hint_value(trial.repeat, trial.listing)} if self.hints else {}
+
+    # -- trials -------------------------------------------------------------------------
+
+    async def run_trial(self, trial: Trial) -> TrialResult:
+        if self.params.batch:
+            from skilleval.backends.api_batch import BatchRunner
+
+            if self._batcher is None:
+                self._batcher = BatchRunner(self)
+            return await self._batcher.run_trial(trial)
+        start = time.perf_counter()
+        try:
+            turns, retries = await self._with_retries(lambda: self._converse(trial))
+        except RetriesExhausted as exc:
+            return self.result(trial, Outcome.ERROR, start, exc.retries, _Turns(),
+                               error=f"{exc.failure.message} (after {exc.retries} retries)")
+        except asyncio.TimeoutError:
+            return self.result(trial, Outcome.TIMEOUT, start, 0, _Turns(),
+                               error=f"no decision within {self.params.timeout_s:g} s")
+        if not turns.decided:
+            return self.result(trial, Outcome.NOT_TRIGGERED, start, retries, turns,
+                               error=None if turns.tool_calls == 0 else
+                               f"no Skill call within max_turns={self.params.max_turns}")
+        outcome = Outcome.TRIGGERED if turns.fired == trial.target else Outcome.NOT_TRIGGERED
+        return self.result(trial, outcome, start, retries, turns)
+
+    def result(self, trial: Trial, outcome: Outcome, start: float, retries: int, turns: _Turns,
+               *, error: str | None = None, batch: bool = False) -> TrialResult:
+        t = turns.tokens
+        cost = cost_usd(self.model, t, batch=batch, pricing_file=self.params.pricing_file)
+        return TrialResult(
+            key=trial.key, outcome=outcome, fired=turns.fired, position=turns.position,
+            latency_ms=(time.perf_counter() - start) * 1000, input_tokens=t.total_input,
+            output_tokens=t.output_tokens, cache_read_tokens=t.cache_read_tokens,
+            cache_write_tokens=t.cache_write_5m_tokens + t.cache_write_1h_tokens,
+            cost_usd=cost or 0.0, retries=retries, error=error, backend_version=self.version,
+            shown=tuple(sorted(s.name for s in trial.listing)) if self.params.sort_listing
+            else tuple(s.name for s in trial.listing))
+
+    async def _with_retries(self, attempt_fn: Any) -> tuple[Any, int]:
+        p = self.params
+        retries = 0
+        while True:
+            try:
+                async with self.limiter:
+                    value = await asyncio.wait_for(attempt_fn(), p.timeout_s)
+                self.limiter.on_success()
+                return value, retries
+            except (anthropic.APIError, asyncio.TimeoutError) as exc:
+                if isinstance(exc, asyncio.TimeoutError) and retries >= 1:
+                    raise
+                failure = classify(exc)
+                if failure.rate_limited:
+                    self.limiter.on_rate_limit()
+                if not failure.retryable or retries >= p.max_retries:
+                    raise RetriesExhausted(failure, retries) from exc
+                await asyncio.sleep(backoff_delay(retries, failure, p.retry_base_s, p.retry_max_s))
+                retries += 1
+
+    async def _converse(self, trial: Trial) -> _Turns:
+        """Up to ``max_turns`` model turns; a non-Skill tool call gets a stub result."""
+        request = self.request_for(trial)
+        messages = list(request.pop("messages"))
+        turns = _Turns()
+        for _ in range(max(1, self.params.max_turns)):
+            content, usage = await self._stream_turn(request, messages, trial)
+            turns.tokens = _add(turns.tokens, tokens_from_usage(usage))
+            calls = [b for b in content if b.get("type") == "tool_use"]
+            for block in calls:
+                if block.get("name") == "Skill":
+                    turns.fired = _skill_name(block.get("input") or {})
+                    turns.position = turns.tool_calls
+                    turns.decided = True
+                    return turns
+                turns.tool_calls += 1
+            if not calls:
+                turns.decided = True  # answered in text: the model chose no skill
+                return turns
+            messages = messages + [
+                {"role": "assistant", "content": content},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": b["id"], "is_error": True,
+                     "content": "This tool is not available in the evaluation harness."}
+                    for b in calls]}]
+        return turns
+
+    async def _stream_turn(self, request: dict[str, Any], messages: list[dict[str, Any]],
+                           trial: Trial) -> tuple[list[dict[str, Any]], Any]:
+        """Stream one turn; stop at the first deciding block. Returns (content, usage)."""
+        usage: Any = None
+        content: list[dict[str, Any]] = []
+        async with self.client.messages.stream(**request, messages=messages,
+                                               extra_headers=self.headers_for(trial)) as stream:
+            async for event in stream:
+                if event.type == "message_start":
+                    usage = event.message.usage
+                elif event.type == "message_delta" and usage is not None and event.usage:
+                    usage.output_tokens = event.usage.output_tokens
+                elif event.type == "content_block_start":
+                    if event.content_block.type == "text" and self.params.stop_on_text:
+                        content.append({"type": "text", "text": ""})
+                        break
+                elif event.type == "content_block_stop":
+                    block = event.content_block.model_dump(exclude_none=True)
+                    block.pop("parsed_output", None)
+                    block.pop("caller", None)
+                    if block.get("type") in ("tool_use", "text"):
+                        content.append({k: v for k, v in block.items()
+                                        if k in ("type", "id", "name", "input", "text")})
+                    if block.get("type") == "tool_use" and block.get("name") == "Skill":
+                        break
+        if usage is not None and not content:
+            content = []
+        return content, usage
+
+    # -- text -----------------------------------------------------------------------------
+
+    async def complete(self, prompt: str, *, system: str | None = None,
+                       max_tokens: int = 2048) -> Completion:
+        start = time.perf_counter()
+        kwargs: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens,
+                                  "messages": [{"role": "user", "content": prompt}]}
+        if system:
+            kwargs["system"] = system
+        try:
+            message, _ = await self._with_retries(lambda: self.client.messages.create(**kwargs))
+        except RetriesExhausted as exc:
+            raise anthropic.APIError(exc.failure.message, None, body=None) from None  # type: ignore[arg-type]
+        text = "".join(getattr(b, "text", "") for b in message.content)
+        t = tokens_from_usage(message.usage)
+        cost = cost_usd(self.model, t, pricing_file=self.params.pricing_file) or 0.0
+        return Completion(text, t.total_input, t.output_tokens, cost,
+                          (time.perf_counter() - start) * 1000)
+
+    def estimate_cost_usd(self, input_tokens: int, output_tokens: int) -> float | None:
+        return cost_usd(self.model, TokenCounts(input_tokens, output_tokens),
+                        batch=self.params.batch, pricing_file=self.params.pricing_file)
+
+    async def aclose(self) -> None:
+        if self._batcher is not None:
+            await self._batcher.aclose()
+        await self.client.close()
+
+
+def _skill_name(inputs: dict[str, Any]) -> str | None:
+    """``{"skill": x}`` (2.0.75+) or ``{"command": "/x args"}`` (2.0.30) -> ``x``."""
+    raw = inputs.get("skill") or inputs.get("command")
+    if not isinstance(raw, str):
+        return None
+    return raw.strip().lstrip("/").split()[0] if raw.strip() else None
+
+
+def _read(path: str | None) -> str:
+    if not path:
+        return ""
+    try:
+        return Path(path).read_text()
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc}") from None

@@ -1,0 +1,70 @@
+"""The backend protocol, and a base class with the defaults most backends share.
+
+A backend is what a model looks like to skilleval. It has one job per method:
+
+* ``run_trial(trial) -> TrialResult``: does the target skill fire for this query, given this
+  listing? Errors and timeouts come back as outcomes, never as exceptions and never as
+  ``NOT_TRIGGERED``.
+* ``complete(prompt, system=...) -> Completion``: plain text completion, used by proposers,
+  judges, comparators and analyzers.
+* ``execute(request) -> ExecutionResult``: run a functional task in a sandbox folder
+  (see ``skilleval.functional``). Optional: the default says the backend cannot.
+* ``identity()``: what goes into a trial's content-addressed key (backend, resolved model,
+  sampling parameters, harness version). Two backends that would answer a trial the same
+  way must return the same identity; anything that changes answers must change it.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from skilleval.domain import Completion, Trial, TrialResult
+from skilleval.errors import UserError
+
+if TYPE_CHECKING:
+    from skilleval.functional.sandbox import ExecutionRequest, ExecutionResult
+
+
+@runtime_checkable
+class Backend(Protocol):
+    name: str
+    model: str
+    #: Real backends spend money: the harness self-check runs before them.
+    needs_self_check: bool
+
+    def identity(self) -> dict[str, Any]: ...
+
+    async def run_trial(self, trial: Trial) -> TrialResult: ...
+
+    async def complete(self, prompt: str, *, system: str | None = None,
+                       max_tokens: int = 2048) -> Completion: ...
+
+    async def execute(self, request: "ExecutionRequest") -> "ExecutionResult": ...
+
+    def estimate_cost_usd(self, input_tokens: int, output_tokens: int) -> float | None: ...
+
+    async def aclose(self) -> None: ...
+
+
+class BaseBackend:
+    """Defaults shared by the built-in backends; third-party backends may subclass it."""
+
+    name = "base"
+    model = "unknown"
+    needs_self_check = False
+    harness_version = "1"
+
+    def identity(self) -> dict[str, Any]:
+        return {"backend": self.name, "model": self.model, "harness": self.harness_version}
+
+    async def complete(self, prompt: str, *, system: str | None = None,
+                       max_tokens: int = 2048) -> Completion:
+        raise UserError(f"backend {self.name!r} cannot complete text")
+
+    async def execute(self, request: "ExecutionRequest") -> "ExecutionResult":
+        raise UserError(f"backend {self.name!r} cannot execute functional tasks")
+
+    def estimate_cost_usd(self, input_tokens: int, output_tokens: int) -> float | None:
+        return None
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,169 @@
+"""The `stub` backend: the offline simulated model (see `skilleval.sim.model` for how it decides).
+
+It is the default backend, so that every command runs on a fresh machine with no key. It
+can also inject latency and faults (errors, timeouts, rate limits) to exercise the engine's
+concurrency and error paths. Fault draws are deterministic per trial key *and attempt*: a
+trial that errored in one run is drawn again when it is retried in the next.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from skilleval.backends.base import BaseBackend
+from skilleval.domain import Completion, ListedSkill, Outcome, Trial, TrialResult
+from skilleval.sim import model as sim
+from skilleval.sim.completion import respond
+
+if TYPE_CHECKING:
+    from skilleval.functional.sandbox import ExecutionRequest, ExecutionResult
+
+
+@dataclass
+class StubParams:
+    model: str = "sim-1"
+    latency_ms: float = 0.0
+    latency_jitter_ms: float = 0.0
+    error_rate: float = 0.0
+    timeout_rate: float = 0.0
+    rate_limit_rate: float = 0.0
+    max_retries: int = 3
+    retry_backoff_ms: float = 0.0
+    fault_seed: int = 0
+    input_usd_per_mtok: float = 0.0
+    output_usd_per_mtok: float = 0.0
+    slope: float = sim.Params.slope
+    midpoint: float = sim.Params.midpoint
+    exclusion_penalty: float = sim.Params.exclusion_penalty
+    competitor_temperature: float = sim.Params.competitor_temperature
+
+
+_SYSTEM_TOKENS = 300  # a simulated fixed prompt overhead per trial
+
+
+class StubBackend(BaseBackend):
+    name = "stub"
+    needs_self_check = False
+    harness_version = "sim-1"
+
+    def __init__(self, params: StubParams) -> None:
+        self.params = params
+        self.model = params.model
+        self.sim_params = sim.Params(
+            slope=params.slope, midpoint=params.midpoint,
+            exclusion_penalty=params.exclusion_penalty,
+            competitor_temperature=params.competitor_temperature,
+        )
+        self._attempts: Counter[str] = Counter()
+        self._completions: Counter[str] = Counter()
+        self.calls = 0
+
+    def identity(self) -> dict[str, Any]:
+        ident = super().identity()
+        ident["sim"] = [self.params.slope, self.params.midpoint, self.params.exclusion_penalty,
+                        self.params.competitor_temperature]
+        return ident
+
+    # -- trials -------------------------------------------------------------------------
+
+    def _fault_draw(self, key: str, salt: str) -> float:
+        attempt = self._attempts[key]
+        digest = hashlib.blake2b(f"{self.params.fault_seed}|{key}|{attempt}|{salt}".encode(),
+                                 digest_size=8).digest()
+        return int.from_bytes(digest, "big") / 2**64
+
+    async def _latency(self, key: str) -> float:
+        p = self.params
+        if p.latency_ms <= 0 and p.latency_jitter_ms <= 0:
+            return 0.0
+        jitter = (self._fault_draw(key, "latency") * 2 - 1) * p.latency_jitter_ms
+        delay = max(0.0, p.latency_ms + jitter) / 1000
+        await asyncio.sleep(delay)
+        return delay
+
+    async def run_trial(self, trial: Trial) -> TrialResult:
+        p = self.params
+        start = time.perf_counter()
+        retries = 0
+        tokens_in = _tokens_in(trial.listing, trial.query)
+        while True:
+            self.calls += 1
+            await self._latency(trial.key)
+            if p.rate_limit_rate and self._fault_draw(trial.key, "429") < p.rate_limit_rate:
+                self._attempts[trial.key] += 1
+                if retries >= p.max_retries:
+                    return self._result(trial, Outcome.ERROR, start, retries, 0,
+                                        error="rate_limited: retries exhausted (simulated 429)")
+                retries += 1
+                if p.retry_backoff_ms:
+                    await asyncio.sleep(p.retry_backoff_ms * 2 ** (retries - 1) / 1000)
+                continue
+            break
+        fault = self._fault_draw(trial.key, "fault")
+        self._attempts[trial.key] += 1
+        if fault < p.error_rate:
+            return self._result(trial, Outcome.ERROR, start, retries, tokens_in,
+                                error="simulated backend error")
+        if fault < p.error_rate + p.timeout_rate:
+            return self._result(trial, Outcome.TIMEOUT, start, retries, 0, error="simulated timeout")
+        decision = _decide(trial.listing, trial.query, self.model, trial.repeat, self.sim_params)
+        outcome = Outcome.TRIGGERED if decision == trial.target else Outcome.NOT_TRIGGERED
+        return self._result(trial, outcome, start, retries, tokens_in, fired=decision,
+                            output_tokens=20 if decision else 60)
+
+    def _result(self, trial: Trial, outcome: Outcome, start: float, retries: int, tokens_in: int,
+                *, fired: str | None = None, error: str | None = None,
+                output_tokens: int = 0) -> TrialResult:
+        return TrialResult(
+            key=trial.key, outcome=outcome, fired=fired, position=0 if fired else None,
+            latency_ms=(time.perf_counter() - start) * 1000, input_tokens=tokens_in,
+            output_tokens=output_tokens,
+            cost_usd=self.estimate_cost_usd(tokens_in, output_tokens) or 0.0,
+            retries=retries, error=error, backend_version=self.harness_version,
+            shown=tuple(s.name for s in trial.listing),
+        )
+
+    def estimate_cost_usd(self, input_tokens: int, output_tokens: int) -> float | None:
+        p = self.params
+        return (input_tokens * p.input_usd_per_mtok + output_tokens * p.output_usd_per_mtok) / 1e6
+
+    # -- text and tasks -----------------------------------------------------------------
+
+    async def complete(self, prompt: str, *, system: str | None = None,
+                       max_tokens: int = 2048) -> Completion:
+        start = time.perf_counter()
+        self.calls += 1
+        await self._latency(prompt[:64])
+        digest = hashlib.sha256(f"{self.model}|{system}|{prompt}".encode()).hexdigest()
+        sample = self._completions[digest]
+        self._completions[digest] += 1
+        seed = hashlib.sha256(f"{digest}|{sample}".encode()).digest()
+        text = respond(prompt, seed)
+        tin, tout = (len(prompt) + len(system or "")) // 4, len(text) // 4
+        return Completion(text, tin, tout, self.estimate_cost_usd(tin, tout) or 0.0,
+                          (time.perf_counter() - start) * 1000)
+
+    async def execute(self, request: "ExecutionRequest") -> "ExecutionResult":
+        from skilleval.functional.stub_executor import simulate_execution
+
+        self.calls += 1
+        await self._latency(request.key)
+        return simulate_execution(request, self)
+
+
+@lru_cache(maxsize=262144)
+def _decide(listing: tuple[ListedSkill, ...], query: str, model: str, repeat: int,
+            params: sim.Params) -> str | None:
+    seed = sim.draw_seed(model, listing, query, repeat)
+    return sim.decide(listing, query, model, seed, params).fired
+
+
+@lru_cache(maxsize=65536)
+def _tokens_in(listing: tuple[ListedSkill, ...], query: str) -> int:
+    chars = sum(len(s.name) + len(s.description) + 4 for s in listing) + len(query)
+    return _SYSTEM_TOKENS + chars // 4

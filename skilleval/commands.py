@@ -1,0 +1,111 @@
+"""The non-Hydra verbs: `sql`, `plugins`, `validate`, `package`."""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from typing import Callable, NoReturn
+
+import duckdb
+from rich.console import Console
+from rich.table import Table
+
+from skilleval.errors import UserError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports bad usage as a UserError (exit 2, one line)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UserError(f"{self.prog}: {message}")
+
+
+def sql_main(argv: list[str]) -> int:
+    from skilleval.store.catalog import Store, resolve_root
+
+    p = _Parser(prog="skilleval sql", description="Run SQL over every result in the store. "
+                "Views: runs, trials, queries (+ candidates, executions, grades, comparisons when present).")
+    p.add_argument("query", help='e.g. "select outcome, count(*) from trials group by 1"')
+    p.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    p.add_argument("--store", help="store root (default: $SKILLEVAL_STORE or the per-user store)")
+    args = p.parse_args(argv)
+    store = Store(resolve_root(args.store))
+    try:
+        result = store.query(args.query)
+    except duckdb.Error as exc:
+        views = ", ".join(store.tables()) or "none yet (run an experiment first)"
+        first = str(exc).strip().splitlines()[0]
+        raise UserError(f"SQL error: {first} (views: {views})") from None
+    rows = result.to_pylist()
+    cols = result.column_names
+    if args.format == "json":
+        print(json.dumps(rows, default=str, ensure_ascii=False, indent=2))
+    elif args.format == "csv":
+        w = csv.writer(sys.stdout)
+        w.writerow(cols)
+        w.writerows([[r[c] for c in cols] for r in rows])
+    else:
+        table = Table(*cols, show_lines=False)
+        for r in rows:
+            table.add_row(*("" if r[c] is None else str(r[c]) for c in cols))
+        Console().print(table)
+        Console(stderr=True).print(f"[dim]{len(rows)} row(s)[/dim]")
+    return 0
+
+
+def plugins_main(argv: list[str]) -> int:
+    from skilleval.registry import default_registry
+
+    p = _Parser(prog="skilleval plugins", description="List every installed plugin option.")
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    args = p.parse_args(argv)
+    regs = default_registry().all()
+    if args.format == "json":
+        print(json.dumps([{"kind": r.kind, "name": r.name, "distribution": r.distribution,
+                           "version": r.version, "plugin": r.plugin, "help": r.help} for r in regs],
+                         indent=2))
+        return 0
+    table = Table("kind", "name", "distribution", "version", "description")
+    for r in regs:
+        table.add_row(r.kind, r.name, r.distribution, r.version, r.help)
+    Console().print(table)
+    return 0
+
+
+def validate_main(argv: list[str]) -> int:
+    from skilleval.skills import validate_skill
+
+    p = _Parser(prog="skilleval validate", description="Check a skill folder's SKILL.md "
+                "(skill-creator's rules; Claude Code's extra keys are warnings).")
+    p.add_argument("path")
+    args = p.parse_args(argv)
+    problems = validate_skill(args.path)
+    for prob in problems:
+        print(f"{prob.level}: {prob.message}", file=sys.stderr)
+    errors = [x for x in problems if x.level == "error"]
+    if errors:
+        return 1
+    print("Skill is valid!")
+    return 0
+
+
+def package_main(argv: list[str]) -> int:
+    from skilleval.skills import package_skill
+
+    p = _Parser(prog="skilleval package", description="Write a deterministic .skill zip "
+                "(dotfiles, .git, .env, __pycache__ and the top-level evals/ left out).")
+    p.add_argument("path")
+    p.add_argument("-o", "--output-dir", default=".")
+    args = p.parse_args(argv)
+    out = package_skill(args.path, args.output_dir)
+    print(out)
+    return 0
+
+
+VERBS: dict[str, Callable[[list[str]], int]] = {
+    "sql": sql_main,
+    "plugins": plugins_main,
+    "validate": validate_main,
+    "package": package_main,
+}

@@ -1,0 +1,39 @@
+"""Hydra set-up done before composition: resolvers and the plugin registry as config groups."""
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from skilleval.errors import UserError
+
+
+def example_path(name: str) -> str:
+    """`${example:NAME}`: the folder of a bundled example skill, wherever skilleval is installed."""
+    root = resources.files("skilleval.examples")
+    for candidate in (root / name, root / "distractors" / name):
+        if candidate.is_dir():
+            return str(Path(str(candidate)).resolve())
+    raise UserError(f"no bundled example named {name!r}")
+
+
+def example_distractors() -> list[str]:
+    """`${example_distractors:}`: every bundled distractor skill folder."""
+    root = Path(str(resources.files("skilleval.examples"))) / "distractors"
+    return sorted(str(p.resolve()) for p in root.iterdir() if (p / "SKILL.md").is_file())
+
+
+_prepared = False
+
+
+def prepare_hydra() -> None:
+    global _prepared
+    if _prepared:
+        return
+    from skilleval.registry import default_registry, publish_to_config_store
+
+    OmegaConf.register_new_resolver("example", example_path, replace=True)
+    OmegaConf.register_new_resolver("example_distractors", example_distractors, replace=True)
+    publish_to_config_store(default_registry())
+    _prepared = True

@@ -1,0 +1,98 @@
+"""Trigger eval sets in and out: skill-creator's JSON array, and JSONL.
+
+Each entry is ``{"query": str, "should_trigger": bool}`` with optional ``id`` and ``split``.
+Unlike skill-creator (which merges duplicate queries silently), a duplicate query is an
+error naming both entries.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+from skilleval.domain import TriggerCase
+from skilleval.errors import UserError
+
+DEFAULT_NAMES = ("trigger_eval.json", "trigger_evals.json", "trigger_eval.jsonl")
+SPLITS = ("train", "validation", "test")
+
+
+def default_cases_path(skill_dir: Path) -> Path:
+    for name in DEFAULT_NAMES:
+        p = skill_dir / "evals" / name
+        if p.is_file():
+            return p
+    raise UserError(f"{skill_dir}: no eval set found (looked for evals/{', evals/'.join(DEFAULT_NAMES)}); "
+                    "pass cases=PATH")
+
+
+def _read_entries(path: Path) -> list[tuple[str, Any]]:
+    """(label, raw entry) pairs; the label says where an entry is (for error messages)."""
+    if not path.is_file():
+        raise UserError(f"eval set not found: {path}")
+    text = path.read_text(encoding="utf-8-sig")
+    if path.suffix == ".jsonl":
+        entries = []
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                entries.append((f"line {lineno}", json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{path}: line {lineno}: invalid JSON: {exc.msg}") from None
+        return entries
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    if isinstance(data, dict) and isinstance(data.get("queries"), list):
+        data = data["queries"]
+    if not isinstance(data, list):
+        raise UserError(f"{path}: expected a JSON array of {{query, should_trigger}} objects, "
+                        f"got {type(data).__name__}")
+    return [(f"entry {i}", e) for i, e in enumerate(data)]
+
+
+def load_trigger_cases(path: str | Path) -> list[TriggerCase]:
+    path = Path(path).expanduser()
+    entries = _read_entries(path)
+    if not entries:
+        raise UserError(f"{path}: the eval set is empty")
+    cases: list[TriggerCase] = []
+    seen: dict[str, str] = {}
+    for label, entry in entries:
+        where = f"{path}: {label}"
+        if not isinstance(entry, dict):
+            raise UserError(f"{where}: expected an object, got {type(entry).__name__}")
+        for key, typ, tname in (("query", str, "a string"), ("should_trigger", bool, "true or false")):
+            if key not in entry:
+                raise UserError(f"{where}: missing key '{key}'")
+            if not isinstance(entry[key], typ):
+                raise UserError(f"{where}: '{key}' must be {tname}, got {json.dumps(entry[key])}")
+        query = entry["query"].strip()
+        if not query:
+            raise UserError(f"{where}: 'query' is empty")
+        if query in seen:
+            raise UserError(f"{where}: duplicate query (same as {seen[query]}): {query[:60]!r}")
+        seen[query] = label
+        split = entry.get("split")
+        if split is not None and split not in SPLITS:
+            raise UserError(f"{where}: 'split' must be one of {', '.join(SPLITS)}, got {split!r}")
+        case_id = entry.get("id", f"q{len(cases):03d}")
+        cases.append(TriggerCase(str(case_id), query, entry["should_trigger"], split))
+    ids = [c.id for c in cases]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise UserError(f"{path}: duplicate id {dup!r}")
+    return cases
+
+
+def dump_trigger_cases(cases: Iterable[TriggerCase], path: str | Path) -> None:
+    """Write skill-creator's format (a JSON array), keeping ids and splits as extra keys."""
+    rows = []
+    for c in cases:
+        row: dict[str, Any] = {"query": c.query, "should_trigger": c.should_trigger, "id": c.id}
+        if c.split:
+            row["split"] = c.split
+        rows.append(row)
+    Path(path).write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -1,0 +1,127 @@
+"""The nouns of skilleval (DESIGN §2) as frozen dataclasses.
+
+Everything that crosses a module boundary is one of these: backends receive a `Trial` and
+answer a `TrialResult`; the runner groups results per `TriggerCase`; the store flattens
+them into Parquet rows. Keeping them frozen makes them safe to share between coroutines
+and to use as cache keys.
+"""
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class Outcome(str, enum.Enum):
+    """What one trial produced. Errors and timeouts are never folded into NOT_TRIGGERED."""
+
+    TRIGGERED = "triggered"
+    NOT_TRIGGERED = "not_triggered"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+
+    @property
+    def valid(self) -> bool:
+        """True when the trial measured something (the model decided)."""
+        return self in (Outcome.TRIGGERED, Outcome.NOT_TRIGGERED)
+
+
+@dataclass(frozen=True)
+class ListedSkill:
+    """A skill as the model sees it in the listing: name and description only."""
+
+    name: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Skill:
+    """A parsed skill folder."""
+
+    name: str
+    description: str
+    body: str
+    path: Path
+    frontmatter: dict[str, Any] = field(hash=False, compare=False)
+
+    @property
+    def listed(self) -> ListedSkill:
+        return ListedSkill(self.name, self.description)
+
+    @property
+    def content_hash(self) -> str:
+        """Hash of what a backend could be shown: name, description and body."""
+        blob = json.dumps([self.name, self.description, self.body], ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def with_description(self, description: str) -> "Skill":
+        fm = dict(self.frontmatter)
+        fm["description"] = description
+        return Skill(self.name, description, self.body, self.path, fm)
+
+
+@dataclass(frozen=True)
+class TriggerCase:
+    """One query of a trigger eval set."""
+
+    id: str
+    query: str
+    should_trigger: bool
+    split: str | None = None
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One request to a backend: does `target` fire for `query` given the `listing`?
+
+    `key` is content-addressed (see `skilleval.store.keys`): the same trial asked twice is
+    read from the store instead of being paid for again.
+    """
+
+    key: str
+    case_id: str
+    query: str
+    target: str
+    listing: tuple[ListedSkill, ...]
+    repeat: int
+    model: str
+    bodies: tuple[tuple[str, str], ...] = ()  # (skill name, SKILL.md body) for real installs
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """The answer to a `Trial`.
+
+    `fired` is the name of the skill the model invoked (ours, a competitor, or None);
+    `position` is the index of that call among the model's tool calls (0 = first).
+    `shown` lists the skill names the backend confirms the model was shown, when it can tell.
+    """
+
+    key: str
+    outcome: Outcome
+    fired: str | None = None
+    position: int | None = None
+    latency_ms: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+    retries: int = 0
+    error: str | None = None
+    backend_version: str | None = None
+    shown: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Completion:
+    """Text returned by `Backend.complete` (used by proposers, judges and comparators)."""
+
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0

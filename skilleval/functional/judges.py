@@ -1,0 +1,226 @@
+"""Judges: the protocol, the deterministic typed checks, and combining repeated samples.
+
+A judge is registered in the ``judge`` group (``register_judges``) and built from its params
+dataclass. It grades expectations of one execution::
+
+    class Judge(Protocol):
+        name: str
+        samples: int            # grade this many times (1 for deterministic judges)
+        def identity(self) -> dict: ...          # part of every grade's cache key
+        async def grade(self, item: JudgeInput) -> JudgeOutput: ...
+
+Routing: a plain-string expectation goes to the configured judge (``judge=llm_grader`` by
+default); a typed expectation ``{"type": NAME, ...}`` goes to the judge registered as NAME,
+built with its default params, which reads its options from ``Expectation.spec``.
+
+A verdict's ``passed`` is True, False, or None with ``error`` set: a judge error (the judge
+could not produce a valid grade). A judge error is never counted as a pass or a fail.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from skilleval.functional.sandbox import OutputFile, resolve_inside
+from skilleval.functional.tasks import Expectation, TaskCase
+
+
+@dataclass
+class JudgeInput:
+    case: TaskCase
+    expectations: tuple[Expectation, ...]
+    workdir: Path  # the sandbox (outputs at their sandbox-relative paths)
+    transcript: str
+    outputs: tuple[OutputFile, ...]
+    backend: Any = None  # for judges that ask a model (`await backend.complete(...)`)
+    sample: int = 0
+
+
+@dataclass
+class Verdict:
+    text: str
+    passed: bool | None
+    evidence: str
+    error: str | None = None
+    agreement: float = 1.0  # share of valid samples agreeing with the final verdict
+    samples: int = 1
+    disagreement: bool = False
+
+    @property
+    def status(self) -> str:
+        return "judge_error" if self.passed is None else "pass" if self.passed else "fail"
+
+
+@dataclass
+class JudgeOutput:
+    verdicts: list[Verdict]
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    eval_feedback: dict[str, Any] | None = None
+    user_notes_summary: dict[str, list[str]] | None = None
+    calls: int = 0
+    attempts: int = 0
+
+
+class Judge(Protocol):
+    name: str
+    samples: int
+
+    def identity(self) -> dict[str, Any]: ...
+
+    async def grade(self, item: JudgeInput) -> JudgeOutput: ...
+
+
+# -- deterministic typed checks ------------------------------------------------------------
+
+
+def _read(item: JudgeInput, spec: dict[str, Any]) -> tuple[str | None, str]:
+    path = spec.get("path")
+    if not isinstance(path, str):
+        return None, "check has no 'path'"
+    try:
+        p = resolve_inside(item.workdir, path)
+    except PermissionError as exc:
+        return None, str(exc)
+    if not p.is_file():
+        return None, f"{path} was not written"
+    try:
+        return p.read_text(encoding="utf-8"), ""
+    except UnicodeDecodeError:
+        return p.read_bytes().decode("utf-8", errors="replace"), ""
+
+
+_TOKEN = re.compile(r"\.([A-Za-z_][\w\-]*)|\[(\d+)\]|\[['\"]([^'\"]+)['\"]\]")
+
+
+def json_path(doc: Any, query: str) -> Any:
+    """A small JSONPath subset: ``$``, ``.key``, ``[index]``, ``['key']``. KeyError if absent."""
+    q = query.strip()
+    if not q.startswith("$"):
+        raise ValueError(f"JSONPath must start with '$': {query}")
+    pos, cur = 1, doc
+    while pos < len(q):
+        m = _TOKEN.match(q, pos)
+        if not m:
+            raise ValueError(f"unsupported JSONPath syntax at {q[pos:]!r}")
+        key, idx, qkey = m.groups()
+        if idx is not None:
+            if not isinstance(cur, list) or int(idx) >= len(cur):
+                raise KeyError(query)
+            cur = cur[int(idx)]
+        else:
+            k = key if key is not None else qkey
+            if not isinstance(cur, dict) or k not in cur:
+                raise KeyError(query)
+            cur = cur[k]
+        pos = m.end()
+    return cur
+
+
+def check(item: JudgeInput, exp: Expectation) -> Verdict:
+    spec = exp.spec or {}
+    t = spec.get("type")
+    if t == "file_exists":
+        p = spec.get("path", "")
+        try:
+            f = resolve_inside(item.workdir, p)
+        except PermissionError as exc:
+            return Verdict(exp.text, False, str(exc))
+        ok = f.is_file()
+        return Verdict(exp.text, ok, f"{p} exists ({f.stat().st_size} bytes)" if ok else f"{p} was not written")
+    text, why = _read(item, spec)
+    if text is None:
+        return Verdict(exp.text, False, why)
+    if t == "contains":
+        needle = str(spec.get("text", ""))
+        i = text.find(needle)
+        if i < 0:
+            return Verdict(exp.text, False, f"{spec['path']} does not contain {needle!r}")
+        line = text.count("\n", 0, i) + 1
+        return Verdict(exp.text, True, f"{spec['path']} line {line} contains {needle!r}")
+    if t == "regex":
+        try:
+            m = re.search(str(spec.get("pattern", "")), text, re.M)
+        except re.error as exc:
+            return Verdict(exp.text, None, "", error=f"invalid regex: {exc}")
+        if not m:
+            return Verdict(exp.text, False, f"no line of {spec['path']} matches /{spec.get('pattern')}/")
+        return Verdict(exp.text, True, f"{spec['path']} line {text.count(chr(10), 0, m.start()) + 1}: "
+                                       f"{m.group(0)[:200]!r}")
+    if t == "json_path":
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return Verdict(exp.text, False, f"{spec['path']} is not valid JSON ({exc.msg})")
+        try:
+            got = json_path(doc, str(spec.get("query", "$")))
+        except KeyError:
+            return Verdict(exp.text, False, f"{spec['path']}: {spec.get('query')} not found")
+        except ValueError as exc:
+            return Verdict(exp.text, None, "", error=str(exc))
+        want = spec.get("equals")
+        ok = got == want if "equals" in spec else got is not None
+        return Verdict(exp.text, ok, f"{spec['path']}: {spec.get('query')} = {json.dumps(got)}"
+                                     + ("" if ok else f" (expected {json.dumps(want)})"))
+    return Verdict(exp.text, None, "", error=f"no deterministic check named {t!r}")
+
+
+@dataclass
+class CheckParams:
+    """The built-in deterministic checks take their options from the expectation itself."""
+
+
+class CheckJudge:
+    """``file_exists`` / ``contains`` / ``regex`` / ``json_path``: deterministic, no model call."""
+
+    samples = 1
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def identity(self) -> dict[str, Any]:
+        return {"judge": self.name, "version": 1}
+
+    async def grade(self, item: JudgeInput) -> JudgeOutput:
+        return JudgeOutput([check(item, e) for e in item.expectations])
+
+
+def check_factory(name: str):  # noqa: ANN201 - returns a registry factory
+    def factory(params: Any) -> CheckJudge:
+        return CheckJudge(name)
+    return factory
+
+
+# -- combining samples ------------------------------------------------------------------------
+
+
+def combine(outputs: list[JudgeOutput]) -> JudgeOutput:
+    """Majority verdict per expectation over k samples; ties fail (burden of proof on the
+    expectation). Errored samples are ignored unless every sample errored (judge error)."""
+    if len(outputs) == 1:
+        return outputs[0]
+    n = len(outputs[0].verdicts)
+    verdicts = []
+    for i in range(n):
+        vs = [o.verdicts[i] for o in outputs]
+        valid = [v for v in vs if v.passed is not None]
+        if not valid:
+            first = vs[0]
+            verdicts.append(Verdict(first.text, None, "", error=first.error, agreement=0.0,
+                                    samples=len(vs)))
+            continue
+        k = sum(1 for v in valid if v.passed)
+        passed = k * 2 > len(valid)
+        agree = (k if passed else len(valid) - k) / len(valid)
+        rep = next(v for v in valid if v.passed == passed)
+        verdicts.append(Verdict(rep.text, passed, rep.evidence, agreement=round(agree, 4),
+                                samples=len(vs), disagreement=0 < k < len(valid)))
+    base = outputs[0]
+    return JudgeOutput(verdicts, base.claims, base.eval_feedback, base.user_notes_summary,
+                       calls=sum(o.calls for o in outputs), attempts=sum(o.attempts for o in outputs))
+
+
+def verdict_dict(v: Verdict) -> dict[str, Any]:
+    return asdict(v)

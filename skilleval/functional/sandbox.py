@@ -1,0 +1,195 @@
+"""What an executor receives and returns, and the sandbox folder it works in.
+
+An `ExecutionRequest` is one task run: one eval x one arm x one repeat. Its `key` is
+content-addressed (backend identity + arm settings + skill content hash + eval + repeat), so a
+rerun reads a finished execution from the store instead of paying for it again.
+
+The sandbox is a fresh folder per execution. The eval's input `files` are copied in at their
+paths relative to the skill root (``evals/files/in.csv``), an empty ``outputs/`` folder is
+created, and the executor works with the sandbox as its current directory. Afterwards every
+file that is new or changed is an *output*; its content is hashed and kept.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from skilleval.domain import Skill
+from skilleval.errors import UserError
+
+FILE_TOOLS = ("list_files", "read_file", "write_file", "load_skill")
+"""The tools every arm of the API executor offers (the same in every arm: only skills differ)."""
+
+
+@dataclass(frozen=True)
+class ArmSettings:
+    """The effective settings of one arm. Arms must be equal in everything but `skills`."""
+
+    model: str
+    tools: tuple[str, ...] = FILE_TOOLS
+    permissions: str = "sandbox-write"
+    system_prompt: str = ""
+    max_turns: int = 20
+    timeout_s: float = 600.0
+    skills: tuple[tuple[str, str, str], ...] = ()  # (name, description, content hash) listed
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["tools"] = list(self.tools)
+        d["skills"] = [{"name": n, "description": desc, "hash": h} for n, desc, h in self.skills]
+        return d
+
+    def without_skills(self) -> dict[str, Any]:
+        d = self.to_dict()
+        d.pop("skills")
+        return d
+
+
+@dataclass(frozen=True)
+class ExecutionRequest:
+    """One task run. `sandbox` exists and holds the inputs when the executor is called."""
+
+    key: str
+    eval_id: str
+    eval_name: str
+    arm: str
+    repeat: int
+    prompt: str
+    sandbox: Path
+    settings: ArmSettings
+    skills: tuple[Skill, ...] = ()  # skills installed in this arm (full SKILL.md bodies)
+    input_files: tuple[str, ...] = ()  # sandbox-relative paths of the copied inputs
+
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    @property
+    def max_turns(self) -> int:
+        return self.settings.max_turns
+
+    @property
+    def timeout_s(self) -> float:
+        return self.settings.timeout_s
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    path: str  # sandbox-relative, posix
+    sha256: str
+    size: int
+
+
+@dataclass
+class ExecutionResult:
+    """What an executor reports. `status`: ok | error | timeout | turn_cap."""
+
+    key: str
+    status: str = "ok"
+    transcript: str = ""
+    outputs: tuple[OutputFile, ...] = ()
+    duration_s: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    tool_calls: dict[str, int] = field(default_factory=dict)
+    turns: int = 0
+    errors: int = 0  # tool errors encountered during the run (skill-creator's errors_encountered)
+    skill_fired: bool | None = None  # None when the arm listed no skill
+    fired_skills: tuple[str, ...] = ()
+    error: str | None = None
+    effective_settings: dict[str, Any] | None = None  # as reported by the backend, if it can
+    backend_version: str | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("ok", "turn_cap")
+
+
+def execution_key(identity: dict[str, Any], settings: ArmSettings, skill_hashes: list[str],
+                  eval_fingerprint: dict[str, Any], repeat: int) -> str:
+    blob = json.dumps({"backend": identity, "settings": settings.to_dict(), "skills": skill_hashes,
+                       "eval": eval_fingerprint, "repeat": repeat}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def resolve_inside(root: Path, rel: str) -> Path:
+    """`root/rel`, refusing absolute paths and anything that escapes `root` (.., symlinks)."""
+    if not isinstance(rel, str) or not rel.strip():
+        raise PermissionError("empty path")
+    pure = PurePosixPath(rel.replace("\\", "/"))
+    if pure.is_absolute() or (pure.parts and pure.parts[0].endswith(":")):
+        raise PermissionError(f"absolute paths are not allowed: {rel}")
+    root_r = root.resolve()
+    target = (root_r / pure).resolve()
+    if target != root_r and root_r not in target.parents:
+        raise PermissionError(f"path escapes the sandbox: {rel}")
+    return target
+
+
+def prepare_sandbox(sandbox: Path, skill_root: Path, files: list[str]) -> tuple[str, ...]:
+    """Create a fresh sandbox with the input `files` (relative to `skill_root`) copied in."""
+    if sandbox.exists():
+        shutil.rmtree(sandbox)
+    (sandbox / "outputs").mkdir(parents=True)
+    copied = []
+    for rel in files:
+        try:
+            src = resolve_inside(skill_root, rel)
+        except PermissionError as exc:
+            raise UserError(f"eval input file {rel!r}: {exc}") from None
+        if not src.is_file():
+            raise UserError(f"eval input file not found: {skill_root / rel}")
+        dst = resolve_inside(sandbox, rel)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dst)
+        copied.append(PurePosixPath(rel.replace("\\", "/")).as_posix())
+    return tuple(copied)
+
+
+def snapshot(sandbox: Path) -> dict[str, str]:
+    """sandbox-relative path -> sha256 of every regular file (ignores `.claude/` config)."""
+    out: dict[str, str] = {}
+    for p in sorted(sandbox.rglob("*")):
+        if p.is_file() and not p.is_symlink():
+            rel = p.relative_to(sandbox).as_posix()
+            if rel.startswith(".claude/") or rel.startswith(".skilleval/"):
+                continue
+            out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def collect_outputs(sandbox: Path, before: dict[str, str]) -> tuple[OutputFile, ...]:
+    """Files that are new or changed since `before` (a `snapshot` taken after the inputs)."""
+    after = snapshot(sandbox)
+    return tuple(OutputFile(rel, h, (sandbox / rel).stat().st_size)
+                 for rel, h in after.items() if before.get(rel) != h)
+
+
+def store_blobs(sandbox: Path, outputs: tuple[OutputFile, ...], blob_root: Path) -> None:
+    """Keep output contents by hash (so resumed runs can rebuild workspaces and compare)."""
+    blob_root.mkdir(parents=True, exist_ok=True)
+    for o in outputs:
+        dst = blob_root / o.sha256[:2] / o.sha256
+        if not dst.exists():
+            dst.parent.mkdir(exist_ok=True)
+            tmp = dst.with_suffix(".tmp")
+            shutil.copyfile(sandbox / o.path, tmp)
+            tmp.replace(dst)
+
+
+def blob_path(blob_root: Path, sha256: str) -> Path:
+    return blob_root / sha256[:2] / sha256
+
+
+def output_rel(path: str) -> str:
+    """Path of an output inside a workspace run's `outputs/` (drops a leading ``outputs/``)."""
+    return path[len("outputs/"):] if path.startswith("outputs/") else path

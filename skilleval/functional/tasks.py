@@ -1,0 +1,130 @@
+"""Functional eval sets: skill-creator's ``evals/evals.json``.
+
+Accepted: ``{"skill_name": ..., "evals": [{id, prompt, expected_output?, files?, expectations?
+| assertions?, name?}]}``, or a bare list of evals. Each expectation is either a plain string
+(graded by the configured LLM judge) or a typed check ``{"type": NAME, ...}`` graded by the
+judge registered as NAME (built-ins: ``file_exists``, ``contains``, ``regex``, ``json_path``).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skilleval.errors import UserError
+
+
+@dataclass(frozen=True)
+class Expectation:
+    text: str  # what grading.json shows
+    spec: dict[str, Any] | None = field(default=None, hash=False, compare=False)
+
+    @property
+    def type(self) -> str | None:
+        return None if self.spec is None else str(self.spec.get("type"))
+
+    def fingerprint(self) -> Any:
+        return self.text if self.spec is None else self.spec
+
+
+@dataclass(frozen=True)
+class TaskCase:
+    id: str
+    name: str
+    prompt: str
+    expected_output: str = ""
+    files: tuple[str, ...] = ()
+    expectations: tuple[Expectation, ...] = ()
+
+    @property
+    def dir_name(self) -> str:
+        """skill-creator's eval directory name (``eval-<name>``)."""
+        return f"eval-{self.name}"
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"prompt": self.prompt, "files": list(self.files)}
+
+
+def describe_check(spec: dict[str, Any]) -> str:
+    t, path = spec.get("type"), spec.get("path", "")
+    if t == "file_exists":
+        return f"{path} exists"
+    if t == "contains":
+        return f"{path} contains {spec.get('text')!r}"
+    if t == "regex":
+        return f"{path} has a line matching /{spec.get('pattern')}/"
+    if t == "json_path":
+        return f"{path} {spec.get('query')} == {json.dumps(spec.get('equals'))}"
+    rest = {k: v for k, v in spec.items() if k not in ("type", "path")}
+    return f"{t} {path} {json.dumps(rest, sort_keys=True)}".strip()
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48] or "eval"
+
+
+def parse_expectation(raw: Any, where: str) -> Expectation:
+    if isinstance(raw, str):
+        if not raw.strip():
+            raise UserError(f"{where}: empty expectation")
+        return Expectation(raw.strip())
+    if isinstance(raw, dict):
+        if not isinstance(raw.get("type"), str):
+            raise UserError(f"{where}: typed expectation needs a string 'type'")
+        return Expectation(str(raw.get("description") or describe_check(raw)), dict(raw))
+    raise UserError(f"{where}: expectation must be a string or an object, got {type(raw).__name__}")
+
+
+def load_evals(path: Path) -> tuple[str | None, list[TaskCase]]:
+    """Parse an evals.json; errors name the file and the entry."""
+    if not path.is_file():
+        raise UserError(f"functional eval set not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    skill_name = None
+    if isinstance(data, dict):
+        skill_name = data.get("skill_name")
+        data = data.get("evals")
+    if not isinstance(data, list) or not data:
+        raise UserError(f"{path}: expected a non-empty 'evals' list")
+    cases: list[TaskCase] = []
+    seen: set[str] = set()
+    for i, ev in enumerate(data):
+        where = f"{path}: eval #{i}"
+        if not isinstance(ev, dict):
+            raise UserError(f"{where}: must be an object")
+        prompt = ev.get("prompt")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise UserError(f"{where}: missing or empty 'prompt'")
+        eid = str(ev.get("id", i))
+        name = ev.get("name") or ev.get("eval_name") or (eid if "id" in ev else _slug(prompt))
+        name = _slug(str(name)) if not str(name).isdigit() else str(name)
+        if eid in seen:
+            raise UserError(f"{where}: duplicate eval id {eid!r}")
+        seen.add(eid)
+        raw_exp = ev.get("expectations", ev.get("assertions", [])) or []
+        if "expectations" in ev and "assertions" in ev:
+            raw_exp = list(ev["expectations"]) + list(ev["assertions"])
+        if not isinstance(raw_exp, list):
+            raise UserError(f"{where}: 'expectations' must be a list")
+        files = ev.get("files", []) or []
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            raise UserError(f"{where}: 'files' must be a list of paths")
+        cases.append(TaskCase(
+            id=eid, name=name, prompt=prompt, expected_output=str(ev.get("expected_output", "")),
+            files=tuple(files),
+            expectations=tuple(parse_expectation(e, f"{where} expectation #{j}")
+                               for j, e in enumerate(raw_exp)),
+        ))
+    return skill_name, cases
+
+
+def default_evals_path(skill_root: Path) -> Path:
+    for name in ("evals/evals.json", "evals.json"):
+        if (skill_root / name).is_file():
+            return skill_root / name
+    return skill_root / "evals" / "evals.json"

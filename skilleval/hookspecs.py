@@ -1,0 +1,107 @@
+"""The plugin contract of skilleval.
+
+A plugin is a module (or object) exposed under the ``skilleval`` entry-point group::
+
+    [project.entry-points.skilleval]
+    my_judges = "my_pkg.skilleval_plugin"
+
+and implementing any of the hooks below with ``@skilleval.hookimpl``. skilleval's own
+backends, splitters, reporters, proposers, judges and experiments register through these
+very hooks, from the modules listed in its own ``pyproject.toml``; the core never switches on
+a name.
+
+Registration hooks are called once per process, before Hydra composes the configuration.
+Each receives a ``register`` callback::
+
+    register(name, factory, params=ParamsDataclass, help="one line")
+
+* ``name`` is what users type (``backend=stub``); it must be unique within its kind, across
+  all plugins, or startup fails naming both plugins.
+* ``params`` is an optional dataclass. Its fields become the config node's keys
+  (``backend.latency_ms=200``), typed: a typo or a wrong type fails at composition.
+* ``factory(params)`` builds the component from a params instance (or ``{}`` when no
+  dataclass was given). It is called once per job.
+
+What each factory must return is a small protocol documented in
+``skilleval.backends.base`` (backends), ``skilleval.trigger.splitters`` (splitters),
+``skilleval.reporting.base`` (reporters), ``skilleval.optimize.proposers`` (proposers),
+``skilleval.functional.judges`` (judges) and ``skilleval.app`` (experiments).
+
+Lifecycle hooks take one event object each (fields may be added later, so implement only
+what you need).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from skilleval.events import JobEnd, JobStart
+    from skilleval.registry import Register
+
+PROJECT = "skilleval"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+# -- Registration hooks -----------------------------------------------------------------
+
+
+@hookspec
+def register_backends(register: Register) -> None:
+    """Register model backends (config group ``backend``).
+
+    A backend answers trigger trials (``run_trial``), completes text (``complete``, used by
+    proposers and judges) and may execute functional tasks (``execute``).
+    """
+
+
+@hookspec
+def register_splitters(register: Register) -> None:
+    """Register eval-set splitters (config group ``splitter``): cases -> train/validation/test."""
+
+
+@hookspec
+def register_reporters(register: Register) -> None:
+    """Register reporters (config group ``reporter``, several may be selected at once).
+
+    Reporters receive whole result objects at the end of a job, never one row at a time.
+    """
+
+
+@hookspec
+def register_proposers(register: Register) -> None:
+    """Register description proposers (config group ``proposer``) for ``trigger_opt``.
+
+    A proposer only ever receives train-split failures and train scores.
+    """
+
+
+@hookspec
+def register_judges(register: Register) -> None:
+    """Register judges (config group ``judge``) that grade functional executions."""
+
+
+@hookspec
+def register_experiments(register: Register) -> None:
+    """Register experiment kinds.
+
+    An experiment YAML (``conf/experiment/*.yaml``) sets ``experiment.kind`` to one of these
+    names; the factory returns a callable ``run(job: JobContext) -> int`` (exit code).
+    Experiment kinds are not published as a Hydra group: users pick the YAML with
+    ``+experiment=NAME``.
+    """
+
+
+# -- Lifecycle hooks --------------------------------------------------------------------
+
+
+@hookspec
+def on_job_start(event: JobStart) -> None:
+    """A Hydra job is about to run: config resolved, components built, nothing called yet."""
+
+
+@hookspec
+def on_job_end(event: JobEnd) -> None:
+    """A job finished; its store parts are final and ``event.summary`` holds its figures."""

@@ -1,0 +1,282 @@
+"""A deterministic description rewriter: a *heuristic*, not a model.
+
+Used by the ``stub`` proposer directly, and by the simulated ``llm`` responder
+(`skilleval.optimize.prompts`), which recovers the same inputs by reading its prompt. It
+writes what a careful author would, from the train failures and the skill itself:
+
+1. **Purpose** from the skill body's first prose paragraph (what the skill does).
+2. **When to use**: the body's own sentences or bullet points that best cover the intents of
+   the train positives, weighted towards the missed ones. The body is general by nature, so
+   this generalises instead of echoing the queries.
+3. **Vocabulary** the positives share (a word in two or more of them, or also in the body)
+   that the text above does not already say: "Also for requests mentioning ...".
+4. **Scope**: for each false trigger, its words that no positive uses are stated as out of
+   scope ("Not for ...").
+
+Candidate ``variant`` k changes how much of each part goes in and the sentence shapes, so a
+batch explores short and long, body-led and vocabulary-led descriptions.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Sequence
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[.'][A-Za-z0-9]+)*")
+_STOP = frozenset(
+    """a an the and or but if then of to in on at by for from with without into over under about
+    as is are was were be been being am do does did have has had i me my we us our you your he
+    she it its they them their this that these those there here what which who whom when where
+    why how can could should would will shall may might must not no so too very just also only
+    than some any all each every both few more most other such own same again once up down out
+    off please thanks hi hey ok okay get got use using want need needs like make let lets im ive
+    dont cant something anything thing things way sure really actually maybe pls u can't won't
+    i'm it's that's there's we're what's it's one two new go through going""".split()
+)
+_GENERIC = frozenset(
+    """help file files project projects task tasks work data write create update change changes
+    doc docs document documents text page code tool tools question quick simple time today list
+    run show give look check find fix tell explain draft section entry""".split()
+)
+_NEGATION = re.compile(r"\b(not|never|don't|do not|instead|rather than|except|avoid|unless)\b", re.I)
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ed", "ies", "es", "s")
+
+
+def stem(word: str) -> str:
+    w = word.lower().replace("'", "")
+    for suf in _SUFFIXES:
+        if w.endswith(suf) and len(w) - len(suf) >= 4:
+            return w[: -len(suf)] + ("y" if suf == "ies" else "")
+    return w
+
+
+def words(text: str) -> list[tuple[str, str]]:
+    """(surface, stem) of the content words of a text, in order."""
+    out = []
+    for m in _WORD.finditer(text):
+        w = m.group(0)
+        if w.lower() in _STOP or len(w) < 2 or w.lower().replace("'", "") in _STOP:
+            continue
+        out.append((w, stem(w)))
+    return out
+
+
+def stems(text: str) -> set[str]:
+    return {s for _, s in words(text)}
+
+
+@dataclass(frozen=True)
+class Result:
+    query: str
+    should_trigger: bool
+    rate: float
+    passed: bool
+
+
+@dataclass(frozen=True)
+class Inputs:
+    skill_name: str
+    body: str
+    current: str
+    results: tuple[Result, ...]
+    tried: tuple[str, ...] = ()
+
+    @classmethod
+    def from_request(cls, request) -> "Inputs":  # noqa: ANN001 - a ProposalRequest
+        return cls(request.skill_name, request.skill_body, request.current_description,
+                   tuple(Result(r.query, r.should_trigger, r.rate, r.passed)
+                         for r in request.train_results),
+                   tuple(sorted(request.tried())))
+
+
+# -- the skill body -------------------------------------------------------------------------
+
+
+def _clean(line: str) -> str:
+    line = re.sub(r"`([^`]*)`", r"\1", line)
+    line = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", line)
+    line = re.sub(r"[*_#<>|]", " ", line)
+    line = re.sub(r"\(e\.g\.[^)]*\)", "", line)
+    return " ".join(line.split()).strip(" -:;")
+
+
+_SCOPE_HEADING = re.compile(r"\b(when|use|uses|using|trigger|applies|scope|purpose|overview|about)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Unit:
+    text: str
+    prior: float  # bullets under a "When to use"-like heading count most
+    scope: bool = False
+
+
+def body_units(body: str) -> tuple[str, list[Unit]]:
+    """(summary, units): the first prose paragraph, and candidate sentences/bullets.
+
+    Definition-like lines ("Label: detail") are skipped: they describe how the skill works,
+    not when to use it.
+    """
+    blocks: list[tuple[str, str, bool]] = []  # (kind, text, under a scope heading)
+    kind, buf, in_code, scope = "", [], False, False
+
+    def close() -> None:
+        nonlocal kind, buf
+        if buf:
+            blocks.append((kind, _clean(" ".join(buf)), scope))
+        kind, buf = "", []
+
+    for raw in body.splitlines():
+        line = raw.strip()
+        if line.startswith("```"):
+            close()
+            in_code = not in_code
+            continue
+        if in_code:
+            continue
+        if not line or line.startswith(("#", "|")):
+            close()
+            if line.startswith("#"):
+                scope = bool(_SCOPE_HEADING.search(line))
+            continue
+        bullet = re.match(r"^(?:[-*]|\d+\.)\s+", line)
+        if bullet:
+            close()
+            kind, buf = "bullet", [line[bullet.end():]]
+        elif kind == "bullet" and raw[:1].isspace():
+            buf.append(line)
+        else:
+            if kind == "bullet":
+                close()
+            kind = "para"
+            buf.append(line)
+    close()
+
+    summary = next((t for k, t, _ in blocks if k == "para" and t), "")
+    units: list[Unit] = []
+    for k, text, in_scope in blocks:
+        pieces = [text] if k == "bullet" else [s for s in re.split(r"(?<=[.!?])\s+", text) if s]
+        for piece in pieces:
+            if ":" in piece or ";" in piece or len(words(piece)) < 3 or len(piece) > 160:
+                continue
+            units.append(Unit(piece, (1.3 if k == "bullet" else 1.0) * (2.0 if in_scope else 1.0),
+                              in_scope))
+    if any(u.scope for u in units):  # the author said when it applies: trust that most
+        units = [u if u.scope else Unit(u.text, u.prior * 0.4) for u in units]
+    return summary, units
+
+
+def _first_sentences(text: str, limit: int) -> str:
+    out = ""
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        if out and len(out) + len(sentence) + 1 > limit:
+            break
+        out = f"{out} {sentence}".strip()
+    if len(out) > limit:  # cut at the last clause boundary that fits
+        cut = out[:limit]
+        cut = cut[: cut.rfind(",")] if "," in cut[limit // 2:] else cut.rsplit(" ", 1)[0]
+        out = re.sub(r"\s+(and|or|but|with|to|of|the|a)$", "", cut.rstrip(" ,;:")) + "."
+    return out
+
+
+def _lower_first(s: str) -> str:
+    return s[:1].lower() + s[1:] if s[:2].upper() != s[:2] else s
+
+
+def _join(items: Sequence[str], last: str = "or") -> str:
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} {last} {items[-1]}"
+
+
+# -- the rewrite ----------------------------------------------------------------------------
+
+# (body units, extra terms, exclusions per false trigger, summary chars) per variant shape
+_SHAPES = [(3, 4, 3, 260), (5, 8, 3, 200), (1, 10, 2, 140)]
+
+
+def rewrite(inp: Inputs, variant: int = 0, *, max_chars: int = 1024) -> str:
+    n_units, n_terms, n_excl, summary_len = _SHAPES[variant % len(_SHAPES)]
+    n_units += variant // len(_SHAPES)
+    n_terms += 2 * (variant // len(_SHAPES))
+    summary, units = body_units(inp.body)
+    positives = [r for r in inp.results if r.should_trigger]
+    negatives = [r for r in inp.results if not r.should_trigger]
+    scope_text = " ".join([summary] + [u.text for u in units if u.scope])
+    body_stems = stems(scope_text if any(u.scope for u in units) else inp.body)
+
+    pos_df: Counter[str] = Counter()
+    weight: Counter[str] = Counter()
+    surface: dict[str, Counter[str]] = {}
+    for r in positives:
+        w = 1.0 + (1.0 - r.rate) if not r.passed else 0.5
+        for s in {s for _, s in words(r.query)}:
+            pos_df[s] += 1
+            weight[s] += w
+        for word, s in words(r.query):
+            surface.setdefault(s, Counter())[word.lower()] += 1
+    neg_df: Counter[str] = Counter(s for r in negatives for s in stems(r.query))
+
+    def score(s: str) -> float:
+        if s in _GENERIC or s.isdigit():
+            return 0.0
+        general = pos_df[s] >= 2 or (s in body_stems and len(s) >= 3)
+        if not general or neg_df[s] >= max(1, pos_df[s]):
+            return 0.0
+        return weight[s] * (1.5 if s in body_stems else 1.0) - 0.5 * neg_df[s]
+
+    intent = {s: score(s) for s in weight}
+    intent = {s: v for s, v in intent.items() if v > 0}
+
+    # 2. body units that cover the positives' intents
+    def unit_score(u: Unit) -> float:
+        us = stems(u.text)
+        return u.prior * sum(intent.get(s, 0.0) for s in us) / max(1.0, len(us)) ** 0.5
+
+    ranked = sorted((u for u in units if not _NEGATION.search(u.text) and unit_score(u) > 0),
+                    key=lambda u: (-unit_score(u), units.index(u)))
+    chosen = [u.text for u in ranked[:n_units]]
+    purpose = _first_sentences(summary, summary_len) if summary else f"The {inp.skill_name} skill."
+    covered = stems(purpose) | {s for u in chosen for s in stems(u)}
+
+    # 3. shared vocabulary not yet said
+    extra = [s for s in sorted(intent, key=lambda s: (-intent[s], s))
+             if s not in covered and len(s) >= 3][:n_terms]
+    extra_words = [surface[s].most_common(1)[0][0] for s in extra]
+
+    # 4. scope: what false triggers were about, in words no positive uses
+    excl: list[str] = []
+    for r in sorted(negatives, key=lambda r: (-r.rate, r.query)):
+        if r.passed:
+            continue
+        phrase, run = [], []
+        for word, s in words(r.query) + [("", "")]:
+            if s and pos_df[s] == 0 and len(s) >= 3 and s not in _GENERIC and not s.isdigit():
+                run.append(word.lower())
+            elif run:
+                phrase.append(" ".join(run))
+                run = []
+        for p in phrase[:n_excl]:
+            if p not in excl:
+                excl.append(p)
+
+    parts = [purpose.rstrip(".") + "."]
+    if chosen:
+        lead = ("Use this skill when the user is" if variant % 2 == 0 else "Use it for")
+        parts.append(f"{lead} {_join([_lower_first(u.rstrip('.')) for u in chosen])}.")
+    if extra_words:
+        lead = "Also use it for requests that mention" if chosen else "Use this skill whenever the user mentions"
+        parts.append(f"{lead} {_join(extra_words)}.")
+    text = " ".join(parts)
+    if excl:
+        tail = f" Not for {_join(excl)}."
+        room = max_chars - len(text)
+        while excl and len(tail) > room:
+            excl.pop()
+            tail = f" Not for {_join(excl)}." if excl else ""
+        text += tail
+    if len(text) > max_chars:
+        text = text[:max_chars].rsplit(" ", 1)[0].rstrip(",;:") + "."
+    text = re.sub(r"\s+([,.])", r"\1", text.replace("<", "").replace(">", ""))
+    return " ".join(text.split())

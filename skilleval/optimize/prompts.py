@@ -1,0 +1,169 @@
+"""The ``llm`` proposer's prompt, its parser, and the simulator's responder for it.
+
+The prompt follows skill-creator's ``improve_description.py`` (reference §6.2): framing, the
+current description, the train score with the failures (missed triggers and false triggers,
+with their rates), earlier attempts with their *train* scores, the skill content, guidance
+(generalise to intents, do not list queries, 100-200 words, hard character limit) and the
+answer format ``<new_description>...</new_description>``. Queries are written as JSON strings
+so multi-line queries stay on one line.
+
+The simulated responder (registered for the stub backend) answers like a model would, from
+what the prompt says and nothing else: it reads the skill content, the current description
+and the train results back out of the prompt and rewrites with `heuristic.rewrite`.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+from skilleval.optimize import heuristic
+from skilleval.optimize.proposers import MAX_CHARS, ProposalRequest, QueryScore
+from skilleval.sim.completion import register_responder, task_marker
+
+TASK = "improve-description"
+
+_STYLES = [
+    "Lead with what the skill does, then the situations it is for.",
+    "Lead with the user intents it covers, phrased the way people ask, then what it is not for.",
+    "Keep it short and dense: the core job and the key words users say.",
+    "Try a structurally different shape from every earlier attempt.",
+]
+
+
+def _q(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _result_line(r: QueryScore) -> str:
+    mark = "PASS" if r.passed else "FAIL"
+    expected = "should trigger" if r.should_trigger else "should not trigger"
+    return f"[{mark}] {_q(r.query)} ({expected}; triggered {r.triggers}/{r.runs})"
+
+
+def build_prompt(request: ProposalRequest, *, variant: int = 0, max_chars: int = MAX_CHARS) -> str:
+    """The full user message for candidate `variant` (0-based) of `request.count`."""
+    total = len(request.train_results)
+    lines = [
+        task_marker(TASK),
+        f'You are optimizing the description of a Claude Code skill called "{request.skill_name}". '
+        "A skill is a folder of instructions that Claude loads only when it decides the skill is "
+        "relevant (progressive disclosure). Claude sees just the name and the description in its "
+        "available_skills list, and decides from those alone whether to use the skill for a "
+        "user's request.",
+        "",
+        f'<current_description>\n"{request.current_description}"\n</current_description>',
+        "",
+        f"Current scores (Train: {request.train_passed}/{total}):",
+        "<scores_summary>",
+    ]
+    missed, false = request.missed, request.false_triggers
+    if missed:
+        lines.append("FAILED TO TRIGGER (should have used the skill, did not often enough):")
+        lines += [f"  - {_q(r.query)} (triggered {r.triggers}/{r.runs} times)" for r in missed]
+    if false:
+        lines.append("FALSE TRIGGERS (used the skill but should not have):")
+        lines += [f"  - {_q(r.query)} (triggered {r.triggers}/{r.runs} times)" for r in false]
+    lines.append("")
+    lines.append("PREVIOUS ATTEMPTS (do not repeat these; try something structurally different "
+                 "if they keep failing). Each shows every train query's result:")
+    for a in request.history:
+        lines.append(f"<attempt iteration={a.iteration} train={a.train_passed}/{a.train_total}>")
+        lines.append(f"Description: {_q(a.description)}")
+        lines += [f"  {_result_line(r)}" for r in a.results]
+        lines.append("</attempt>")
+    lines.append(f"<attempt current train={request.train_passed}/{total}>")
+    lines.append(f"Description: {_q(request.current_description)}")
+    lines += [f"  {_result_line(r)}" for r in request.train_results]
+    lines.append("</attempt>")
+    lines.append("</scores_summary>")
+    lines += [
+        "",
+        "Here is the skill itself:",
+        "<skill_content>",
+        f"---\nname: {request.skill_name}\ndescription: {_q(request.current_description)}\n---",
+        request.skill_body.strip(),
+        "</skill_content>",
+        "",
+        "Write a new description that makes Claude use this skill for the requests it is for and "
+        "not for the others. Generalise from the failures to categories of user intent; do not "
+        "list the queries above or their specific details: the description must work for "
+        "requests you have not seen, and it is shown in every conversation.",
+        f"Aim for 100-200 words. Hard limit: {max_chars} characters; longer descriptions are "
+        "rejected. Do not use the characters < or >.",
+        "Tips: phrase it as 'Use this skill when/for ...'; describe user intent, not "
+        "implementation; make it distinctive from neighbouring skills, and say what it is not for "
+        "when near-misses trigger it.",
+        f"This is candidate {variant + 1} of {request.count}. {_STYLES[variant % len(_STYLES)]}",
+        "",
+        "Reply with the new description only, inside <new_description></new_description> tags.",
+    ]
+    return "\n".join(lines)
+
+
+def build_retry_prompt(base: str, previous: str, problem: str, max_chars: int = MAX_CHARS) -> str:
+    shown = previous if len(previous) <= 2 * max_chars else previous[: 2 * max_chars] + " ..."
+    return (f"{base}\n\n---\nYour previous answer was rejected: {problem}.\n"
+            f"Previous answer ({len(previous)} characters): {_q(shown)}\n"
+            f"Write a corrected description: at most {max_chars} characters, no < or >, keep the "
+            "trigger words. Reply inside <new_description></new_description> tags.")
+
+
+_TAG = re.compile(r"<new_description>(.*?)</new_description>", re.DOTALL)
+
+
+def parse_response(text: str) -> str:
+    """The first ``<new_description>`` block, else the whole reply; normalised to one paragraph."""
+    from skilleval.optimize.proposers import normalise
+
+    match = _TAG.search(text)
+    return normalise(match.group(1) if match else text)
+
+
+# -- the simulated model's answer ------------------------------------------------------------
+
+_ATTEMPT = re.compile(r"^<attempt current train=\d+/\d+>$")
+_RESULT = re.compile(r'^\s*\[(PASS|FAIL)\] (".*") \((should(?: not)? trigger); triggered (\d+)/(\d+)\)$')
+_CANDIDATE = re.compile(r"This is candidate (\d+) of (\d+)\.")
+_LIMIT = re.compile(r"Hard limit: (\d+) characters")
+
+
+def read_prompt(prompt: str) -> tuple[heuristic.Inputs, int, int]:
+    """(inputs, variant, max_chars) recovered from a prompt built by `build_prompt`."""
+    name = re.search(r'skill called "([^"]+)"', prompt)
+    current = re.search(r'<current_description>\n"(.*)"\n</current_description>', prompt, re.DOTALL)
+    body = re.search(r"<skill_content>\n---\n.*?\n---\n(.*)\n</skill_content>", prompt, re.DOTALL)
+    tried = [json.loads(m) for m in re.findall(r"^Description: (\".*\")$", prompt, re.MULTILINE)]
+    results: list[heuristic.Result] = []
+    in_current = False
+    for line in prompt.splitlines():
+        if _ATTEMPT.match(line):
+            in_current = True
+        elif line == "</attempt>":
+            in_current = False
+        elif in_current and (m := _RESULT.match(line)):
+            k, n = int(m.group(4)), int(m.group(5))
+            results.append(heuristic.Result(json.loads(m.group(2)), m.group(3) == "should trigger",
+                                            k / n if n else 0.0, m.group(1) == "PASS"))
+    cand = _CANDIDATE.search(prompt)
+    limit = _LIMIT.search(prompt)
+    inputs = heuristic.Inputs(name.group(1) if name else "skill", body.group(1) if body else "",
+                              current.group(1) if current else "", tuple(results), tuple(tried))
+    return inputs, (int(cand.group(1)) - 1 if cand else 0), int(limit.group(1)) if limit else MAX_CHARS
+
+
+def simulated_answer(prompt: str, seed: bytes) -> str:
+    """What the stub backend answers to a `build_prompt` prompt (a heuristic, not a model)."""
+    inputs, variant, max_chars = read_prompt(prompt)
+    if "Your previous answer was rejected" in prompt:
+        variant += 3
+    text = ""
+    for step in range(4):  # a model asked not to repeat itself tries another shape
+        text = heuristic.rewrite(inputs, variant + 3 * step, max_chars=max_chars)
+        if text not in inputs.tried:
+            break
+    opener = ("Here is a revised description that generalises from the failures."
+              if seed[0] % 2 else "Based on the failures, I would broaden the intents and add scope.")
+    return f"{opener}\n\n<new_description>\n{text}\n</new_description>"
+
+
+register_responder(TASK, simulated_answer)

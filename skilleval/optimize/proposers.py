@@ -1,0 +1,235 @@
+"""Proposers: write candidate descriptions from train failures (config group ``proposer``).
+
+Protocol: a proposer is any object with::
+
+    async def propose(self, request: ProposalRequest, *, backend, budget) -> list[Proposal]
+
+It returns up to ``request.count`` *valid* proposals (see `validate_description`).
+
+A `ProposalRequest` holds the current description, the skill body, the train results (so the
+failures with their trigger rates) and the history of earlier attempts with their *train*
+scores. It has no field for validation or test data, so no proposer can see them: held-out
+numbers stay honest by construction (``tests/optimize/test_no_leak.py`` checks it).
+
+Built-ins:
+
+* ``llm``: asks the job's backend (``backend.complete``) with the prompt of
+  `skilleval.optimize.prompts`, parses ``<new_description>`` and validates the answer,
+  re-asking with the problem stated up to ``max_attempts`` times per candidate.
+* ``stub``: an offline, deterministic heuristic (`skilleval.optimize.heuristic`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import yaml
+
+from skilleval.errors import HarnessError
+
+MAX_CHARS = 1024
+
+
+@dataclass(frozen=True)
+class QueryScore:
+    """One train query's result under one description."""
+
+    query: str
+    should_trigger: bool
+    triggers: int
+    runs: int  # valid runs
+    passed: bool
+
+    @property
+    def rate(self) -> float:
+        return self.triggers / self.runs if self.runs else 0.0
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """An earlier description and how it did on train (and only on train)."""
+
+    iteration: int
+    description: str
+    train_passed: int
+    train_total: int
+    results: tuple[QueryScore, ...] = ()
+
+
+@dataclass(frozen=True)
+class ProposalRequest:
+    """Everything a proposer may know. There is deliberately no validation or test field."""
+
+    skill_name: str
+    skill_body: str
+    current_description: str
+    train_results: tuple[QueryScore, ...]
+    history: tuple[Attempt, ...] = ()
+    iteration: int = 1
+    count: int = 3
+
+    @property
+    def train_passed(self) -> int:
+        return sum(r.passed for r in self.train_results)
+
+    @property
+    def missed(self) -> tuple[QueryScore, ...]:
+        """Should-trigger queries that did not trigger often enough."""
+        return tuple(r for r in self.train_results if r.should_trigger and not r.passed)
+
+    @property
+    def false_triggers(self) -> tuple[QueryScore, ...]:
+        return tuple(r for r in self.train_results if not r.should_trigger and not r.passed)
+
+    def tried(self) -> set[str]:
+        return {a.description for a in self.history} | {self.current_description}
+
+
+@dataclass
+class Proposal:
+    description: str
+    proposer: str
+    attempts: int = 1
+    calls: int = 0
+    cost_usd: float = 0.0
+    rejected: list[str] = field(default_factory=list)  # why earlier answers were refused
+    log: dict[str, Any] = field(default_factory=dict)  # prompt/response, skill-creator style
+
+
+class Proposer(Protocol):
+    name: str
+
+    async def propose(self, request: ProposalRequest, *, backend: Any,
+                      budget: Any = None) -> list[Proposal]: ...
+
+
+def normalise(text: str) -> str:
+    """One paragraph: whitespace runs collapsed, surrounding quotes stripped."""
+    text = " ".join(text.split())
+    while len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        text = text[1:-1].strip()
+    return text
+
+
+def validate_description(text: str, max_chars: int = MAX_CHARS) -> str | None:
+    """None when `text` is a usable description, else the problem in one line.
+
+    Rules: non-empty, at most `max_chars` characters, no ``<`` or ``>`` (skill-creator's
+    quick_validate rejects them), and YAML-safe: a frontmatter holding it dumps and loads
+    back to the same string.
+    """
+    if not text or not text.strip():
+        return "the description is empty"
+    if len(text) > max_chars:
+        return f"the description is {len(text)} characters; the limit is {max_chars}"
+    if "<" in text or ">" in text:
+        return "the description contains '<' or '>', which SKILL.md validation rejects"
+    try:
+        dumped = yaml.safe_dump({"name": "x", "description": text}, sort_keys=False,
+                                allow_unicode=True, width=10_000)
+        back = yaml.safe_load(dumped)
+    except yaml.YAMLError as exc:  # pragma: no cover - safe_dump quotes what it must
+        return f"the description is not YAML-safe: {exc}"
+    if not isinstance(back, dict) or back.get("description") != text:
+        return "the description does not survive a YAML round trip"
+    if any(ord(ch) < 32 for ch in text):
+        return "the description contains control characters"
+    return None
+
+
+# -- llm ------------------------------------------------------------------------------------
+
+
+@dataclass
+class LLMParams:
+    max_attempts: int = 3
+    max_tokens: int = 2048
+    max_chars: int = MAX_CHARS
+
+
+class LLMProposer:
+    """Ask a text-completion backend for each candidate; validate and re-ask on a bad answer."""
+
+    name = "llm"
+
+    def __init__(self, params: LLMParams) -> None:
+        self.params = params
+
+    async def propose(self, request: ProposalRequest, *, backend: Any,
+                      budget: Any = None) -> list[Proposal]:
+        from skilleval.optimize import prompts
+
+        out: list[Proposal] = []
+        seen = request.tried()
+        for variant in range(request.count):
+            base = prompts.build_prompt(request, variant=variant, max_chars=self.params.max_chars)
+            prompt = base
+            prop = Proposal("", self.name, attempts=0)
+            for attempt in range(1, self.params.max_attempts + 1):
+                if budget is not None:
+                    budget.reserve(1)
+                completion = await backend.complete(prompt, max_tokens=self.params.max_tokens)
+                if budget is not None:
+                    budget.charge_usd(completion.cost_usd)
+                prop.calls += 1
+                prop.attempts = attempt
+                prop.cost_usd += completion.cost_usd
+                text = prompts.parse_response(completion.text)
+                problem = validate_description(text, self.params.max_chars)
+                if problem is None and (text in seen):
+                    problem = "the description repeats an earlier attempt; write a different one"
+                prop.log.setdefault("attempts", []).append(
+                    {"prompt": prompt, "response": completion.text, "parsed_description": text,
+                     "char_count": len(text), "problem": problem})
+                if problem is None:
+                    prop.description = text
+                    break
+                prop.rejected.append(problem)
+                prompt = prompts.build_retry_prompt(base, text, problem, self.params.max_chars)
+            if prop.description:
+                seen.add(prop.description)
+                out.append(prop)
+        if not out and request.count > 0:
+            problems = "; ".join(p for p in prop.rejected[-1:]) or "no answer"
+            raise HarnessError(f"proposer=llm produced no valid description after "
+                               f"{self.params.max_attempts} attempts per candidate ({problems})")
+        return out
+
+
+# -- stub -----------------------------------------------------------------------------------
+
+
+@dataclass
+class StubProposerParams:
+    max_chars: int = MAX_CHARS
+
+
+class StubProposer:
+    """A deterministic *heuristic*, not a model: see `skilleval.optimize.heuristic`.
+
+    It writes a description from the skill body's own summary, adds the vocabulary that
+    missed train positives share with the skill (in general phrasing, never the queries
+    themselves), and states the themes of false triggers as out of scope ("Not for ...").
+    Candidate k of a batch varies how much it adds. It makes no backend calls.
+    """
+
+    name = "stub"
+
+    def __init__(self, params: StubProposerParams) -> None:
+        self.params = params
+
+    async def propose(self, request: ProposalRequest, *, backend: Any = None,
+                      budget: Any = None) -> list[Proposal]:
+        from skilleval.optimize import heuristic
+
+        out: list[Proposal] = []
+        seen = request.tried()
+        for variant in range(request.count * 3):  # a few spare variants for duplicates
+            if len(out) >= request.count:
+                break
+            text = heuristic.rewrite(heuristic.Inputs.from_request(request), variant,
+                                     max_chars=self.params.max_chars)
+            if validate_description(text, self.params.max_chars) is None and text not in seen:
+                seen.add(text)
+                out.append(Proposal(text, self.name, calls=0))
+        return out

@@ -1,0 +1,116 @@
+"""Reporters for trigger evaluations: a rich console table and skill-creator-shaped JSON."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from rich.table import Table
+
+from skilleval.stats import Estimate
+
+if TYPE_CHECKING:
+    from skilleval.app import JobContext
+    from skilleval.trigger.experiment import TriggerEvalReport
+
+
+def fmt_estimate(e: Estimate) -> str:
+    if e.value is None:
+        return "n/a"
+    return f"{e.value:.0%} [{e.low:.0%}–{e.high:.0%}]"
+
+
+def results_json(report: "TriggerEvalReport", job: "JobContext") -> dict[str, Any]:
+    """skill-creator's run_eval.py output (same keys, input order) plus our fields."""
+    s = report.summary
+    results = []
+    for q in report.results:
+        fired: dict[str, int] = {}
+        for r in q.results:
+            if r.outcome.valid and r.fired:
+                fired[r.fired] = fired.get(r.fired, 0) + 1
+        results.append({
+            "query": q.case.query, "should_trigger": q.case.should_trigger,
+            "trigger_rate": round(q.trigger_rate, 4) if q.trigger_rate is not None else None,
+            "triggers": q.triggers, "runs": q.runs, "pass": bool(q.passed),
+            "id": q.case.id, "verdict": q.verdict, "valid_runs": q.valid_runs,
+            "errors": q.errors, "timeouts": q.timeouts, "fired": fired, "cached_runs": q.cached,
+        })
+    return {
+        "skill_name": report.skill.name,
+        "description": report.skill.description,
+        "results": results,
+        "summary": {"total": s.total_queries, "passed": s.passed, "failed": s.failed,
+                    "insufficient": s.insufficient},
+        "metrics": s.to_dict(),
+        "run_id": job.run_id, "sweep_id": job.sweep_id, "job_num": job.job_num,
+        "backend": job.backend.name, "model": job.backend.model,
+        "settings": asdict(report.runner.settings),
+        "eval_set": report.cases_path,
+        "distractors": [d.name for d in report.distractors],
+        "calls": {"made": report.runner.calls_made, "cached": report.runner.calls_cached},
+        "cost_usd": round(report.runner.cost_usd, 6),
+    }
+
+
+@dataclass
+class JsonParams:
+    filename: str = "results.json"
+
+
+class JsonReporter:
+    """Writes `results.json` into the run's output folder."""
+
+    def __init__(self, params: JsonParams) -> None:
+        self.params = params
+
+    def report(self, job: "JobContext", kind: str, payload: Any) -> None:
+        if kind != "trigger_eval":
+            return
+        path = job.output_dir / self.params.filename
+        path.write_text(json.dumps(results_json(payload, job), indent=2, ensure_ascii=False) + "\n",
+                        encoding="utf-8")
+        job.console.print(f"wrote {path}")
+
+
+@dataclass
+class ConsoleParams:
+    show_queries: bool = True
+
+
+class ConsoleReporter:
+    """Per-query table and metrics with intervals, on stdout."""
+
+    def __init__(self, params: ConsoleParams) -> None:
+        self.params = params
+
+    def report(self, job: "JobContext", kind: str, payload: Any) -> None:
+        if kind != "trigger_eval":
+            return
+        report: TriggerEvalReport = payload
+        out = job.out
+        if self.params.show_queries:
+            table = Table(title=f"{report.skill.name}: per-query trigger rates", title_justify="left")
+            for col in ("query", "expect", "rate", "runs", "verdict", "fired instead"):
+                table.add_column(col, overflow="fold", max_width=60 if col == "query" else None)
+            for q in report.results:
+                rate = "—" if q.trigger_rate is None else f"{q.triggers}/{q.valid_runs}"
+                bad = f" ({q.errors} err, {q.timeouts} t/o)" if q.errors or q.timeouts else ""
+                style = {"pass": "green", "fail": "red"}.get(q.verdict, "yellow")
+                others = sorted({r.fired for r in q.results if r.fired and r.fired != q.target})
+                table.add_row(q.case.query, "trigger" if q.case.should_trigger else "quiet",
+                              rate + bad, str(q.runs), f"[{style}]{q.verdict}[/{style}]",
+                              ", ".join(others))
+            out.print(table)
+        s = report.summary
+        metrics = Table(title="metrics (95% Wilson intervals)", title_justify="left")
+        metrics.add_column("over")
+        for name in ("precision", "recall", "accuracy", "f1"):
+            metrics.add_column(name)
+        metrics.add_row("queries", *(fmt_estimate(s.queries[n]) for n in ("precision", "recall", "accuracy", "f1")))
+        metrics.add_row("runs", *(fmt_estimate(s.runs[n]) for n in ("precision", "recall", "accuracy", "f1")))
+        out.print(metrics)
+        r = report.runner
+        out.print(f"queries: {s.passed} passed, {s.failed} failed, {s.insufficient} insufficient · "
+                  f"trials: {s.trials} ({s.valid_trials} valid, {s.errors} errors, {s.timeouts} timeouts) · "
+                  f"backend calls: {r.calls_made} new, {r.calls_cached} cached · cost ${r.cost_usd:.4f}")

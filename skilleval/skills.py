@@ -1,0 +1,197 @@
+"""SKILL.md: parse, validate (skill-creator's rules, fixed), write back, package.
+
+One real YAML parser serves every use (skill-creator uses a hand-written line parser for
+evaluation and PyYAML for validation, and they disagree on multi-line descriptions).
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from skilleval.domain import Skill
+from skilleval.errors import UserError
+
+_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+ALLOWED_KEYS = frozenset({"name", "description", "license", "allowed-tools", "metadata", "compatibility"})
+# Keys Claude Code reads beyond the Agent Skills spec: warned about, never fatal.
+CLAUDE_CODE_KEYS = frozenset({
+    "argument-hint", "disable-model-invocation", "user-invocable", "context", "agent",
+    "model", "hooks", "when_to_use", "version",
+})
+MAX_NAME = 64
+MAX_DESCRIPTION = 1024
+
+
+def skill_md_path(path: str | Path) -> Path:
+    p = Path(path).expanduser()
+    if p.is_dir():
+        p = p / "SKILL.md"
+    if not p.is_file():
+        where = p.parent if p.name == "SKILL.md" else p
+        if not where.exists():
+            raise UserError(f"skill folder not found: {where}")
+        raise UserError(f"{p}: no SKILL.md in the skill folder")
+    return p
+
+
+def split_frontmatter(text: str, source: Path) -> tuple[dict[str, Any], str]:
+    """(frontmatter mapping, body) of a SKILL.md text; UserError naming `source` otherwise."""
+    text = text.lstrip("\ufeff")
+    match = _FRONTMATTER.match(text)
+    if not match:
+        raise UserError(f"{source}: missing YAML frontmatter (the file must start with a '---' "
+                        "line and close it with another '---' line)")
+    try:
+        data = yaml.safe_load(match.group(1))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise UserError(f"{source}: malformed YAML frontmatter{where}: {problem}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise UserError(f"{source}: frontmatter must be a mapping of keys, got {type(data).__name__}")
+    return data, text[match.end():]
+
+
+def load_skill(path: str | Path) -> Skill:
+    """Parse a skill folder (or its SKILL.md). Name and description must be strings."""
+    md = skill_md_path(path)
+    try:
+        text = md.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{md}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    fm, body = split_frontmatter(text, md)
+    for key in ("name", "description"):
+        if key not in fm:
+            raise UserError(f"{md}: frontmatter has no '{key}'")
+        if not isinstance(fm[key], str):
+            raise UserError(f"{md}: '{key}' must be a string, got {type(fm[key]).__name__}")
+    description = fm["description"].strip()
+    if not description:
+        raise UserError(f"{md}: 'description' is empty")
+    return Skill(fm["name"].strip(), description, body, md.parent.resolve(), fm)
+
+
+@dataclass(frozen=True)
+class Problem:
+    level: str  # "error" | "warning"
+    message: str
+
+
+def validate_skill(path: str | Path) -> list[Problem]:
+    """skill-creator's quick_validate rules, plus the gaps it leaves (see reference §12.1)."""
+    md = skill_md_path(path)
+    fm, _ = split_frontmatter(md.read_text(encoding="utf-8"), md)
+    problems: list[Problem] = []
+    err = lambda m: problems.append(Problem("error", m))  # noqa: E731
+    for key in sorted(set(fm) - ALLOWED_KEYS):
+        if key in CLAUDE_CODE_KEYS:
+            problems.append(Problem("warning", f"'{key}' is a Claude Code extension, not part of "
+                                               "the Agent Skills spec; other clients may ignore it"))
+        else:
+            err(f"unexpected key '{key}'; allowed: {', '.join(sorted(ALLOWED_KEYS))}")
+    name, desc = fm.get("name"), fm.get("description")
+    if name is None:
+        err("missing 'name'")
+    elif not isinstance(name, str):
+        err(f"'name' must be a string, got {type(name).__name__}")
+    else:
+        name = name.strip()
+        if not name:
+            err("'name' is empty")
+        elif not _NAME.match(name):
+            err(f"name '{name}' must be kebab-case: lowercase letters, digits and single hyphens")
+        if len(name) > MAX_NAME:
+            err(f"name is {len(name)} characters; at most {MAX_NAME}")
+        if name and name != md.parent.name:
+            err(f"name '{name}' does not match the folder name '{md.parent.name}'")
+    if desc is None:
+        err("missing 'description'")
+    elif not isinstance(desc, str):
+        err(f"'description' must be a string, got {type(desc).__name__}")
+    else:
+        desc = desc.strip()
+        if not desc:
+            err("'description' is empty")
+        if "<" in desc or ">" in desc:
+            err("description must not contain '<' or '>'")
+        if len(desc) > MAX_DESCRIPTION:
+            err(f"description is {len(desc)} characters; at most {MAX_DESCRIPTION}")
+    comp = fm.get("compatibility")
+    if comp and (not isinstance(comp, str) or len(comp) > 500):
+        err("'compatibility' must be a string of at most 500 characters")
+    return problems
+
+
+def render_frontmatter(frontmatter: dict[str, Any]) -> str:
+    """YAML for a frontmatter block: key order kept, long lines unwrapped, quoting as needed."""
+    return yaml.safe_dump(frontmatter, sort_keys=False, allow_unicode=True, width=10_000)
+
+
+def write_description(path: str | Path, description: str) -> Path:
+    """Replace the description in SKILL.md, keeping the other keys and the body byte for byte.
+
+    The previous file is kept as ``SKILL.md.bak-<timestamp>``; returns that backup's path.
+    Comments inside the frontmatter are not preserved (the YAML is re-rendered).
+    """
+    md = skill_md_path(path)
+    text = md.read_text(encoding="utf-8")
+    fm, body = split_frontmatter(text, md)
+    fm["description"] = description
+    backup = md.with_name(f"SKILL.md.bak-{time.strftime('%Y%m%d-%H%M%S')}")
+    shutil.copy2(md, backup)
+    tmp = md.with_name("SKILL.md.tmp")
+    tmp.write_text(f"---\n{render_frontmatter(fm)}---\n{body}", encoding="utf-8")
+    tmp.replace(md)
+    return backup
+
+
+# -- packaging ------------------------------------------------------------------------------
+
+_EXCLUDED_PARTS = {"__pycache__", "node_modules"}
+_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def package_files(root: Path) -> list[Path]:
+    """Files that go into a .skill archive, sorted; dotfiles, caches and top-level evals/ left out."""
+    files = []
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root)
+        parts = rel.parts
+        if any(part.startswith(".") or part in _EXCLUDED_PARTS for part in parts):
+            continue
+        if parts[0] == "evals" or p.suffix == ".pyc":
+            continue
+        if p.is_symlink() and not p.resolve().is_relative_to(root.resolve()):
+            raise UserError(f"{p}: symlink points outside the skill folder")
+        if p.is_file():
+            files.append(p)
+    return files
+
+
+def package_skill(path: str | Path, out_dir: str | Path | None = None) -> Path:
+    """Write ``<out_dir>/<folder>.skill``: a deterministic zip rooted at the folder name."""
+    md = skill_md_path(path)
+    root = md.parent
+    errors = [p for p in validate_skill(root) if p.level == "error"]
+    if errors:
+        raise UserError(f"{md}: {errors[0].message}")
+    out = Path(out_dir or ".") / f"{root.name}.skill"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in package_files(root):
+            info = zipfile.ZipInfo(f"{root.name}/{f.relative_to(root).as_posix()}", _ZIP_EPOCH)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, f.read_bytes())
+    return out

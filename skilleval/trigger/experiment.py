@@ -1,0 +1,94 @@
+"""The `trigger_eval` experiment: run the eval set, store per-query verdicts, report."""
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from skilleval.domain import Skill
+from skilleval.errors import BudgetExhausted, HarnessError
+from skilleval.trigger.metrics import TriggerSummary, summarize
+from skilleval.trigger.policies import max_runs
+from skilleval.trigger.runner import QueryResult, TrialRunner
+
+if TYPE_CHECKING:
+    from skilleval.app import JobContext
+
+
+@dataclass
+class TriggerEvalReport:
+    """What reporters receive for a trigger evaluation."""
+
+    skill: Skill
+    distractors: list[Skill]
+    results: list[QueryResult]
+    summary: TriggerSummary
+    runner: TrialRunner
+    cases_path: str
+    split: str | None = None
+
+
+async def run_self_check(job: "JobContext", skill: Skill, distractors: list[Skill]) -> None:
+    """Prove the harness measures before paying for a run (real backends only)."""
+    if job.backend.needs_self_check and job.cfg.trigger.get("self_check", True):
+        from skilleval.trigger.selfcheck import self_check
+
+        job.console.print("[dim]self-check: positive and negative controls…[/dim]")
+        await self_check(job.backend, skill, distractors)
+
+
+def query_rows(job: "JobContext", report: TriggerEvalReport) -> list[dict[str, Any]]:
+    now = dt.datetime.now(dt.timezone.utc)
+    rows = []
+    for q in report.results:
+        rows.append({
+            **job.identity_row(), "ts": now, "skill": report.skill.name,
+            "description": report.skill.description, "split": report.split or q.case.split,
+            "case_id": q.case.id, "query": q.case.query, "should_trigger": q.case.should_trigger,
+            "runs": q.runs, "valid_runs": q.valid_runs, "triggers": q.triggers,
+            "errors": q.errors, "timeouts": q.timeouts, "trigger_rate": q.trigger_rate,
+            "verdict": q.verdict, "passed": q.passed, "fired_other": q.fired_other,
+            "threshold": q.settings.threshold, "cached_runs": q.cached,
+        })
+    return rows
+
+
+def run_trigger_eval(job: "JobContext") -> int:
+    skill = job.load_skill()
+    cases = job.load_cases(skill)
+    distractors = job.load_distractors()
+    runner = job.new_runner()
+    settings = runner.settings
+    job.console.print(
+        f"[bold]trigger_eval[/bold] {skill.name}: {len(cases)} queries × ≤{max_runs(settings)} runs "
+        f"({settings.policy}), backend {job.backend.name}/{job.backend.model}, "
+        f"≤{runner.max_calls(len(cases))} calls")
+    asyncio.run(run_self_check(job, skill, distractors))
+    partial = False
+    with job.progress():
+        try:
+            results = asyncio.run(runner.evaluate(skill, cases, distractors))
+        except BudgetExhausted as exc:
+            job.console.print(f"[yellow]stopped: {exc}[/yellow]")
+            results, partial = exc.partial, True  # type: ignore[attr-defined]
+    summary = summarize(results, settings.confidence)
+    report = TriggerEvalReport(skill, distractors, results, summary, runner, str(job.cases_path(skill)))
+    job.store.writer("queries", job.experiment, job.run_id).write(query_rows(job, report))
+    job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
+                       cost_usd=runner.cost_usd, accuracy=summary.queries["accuracy"].value,
+                       partial=partial)
+    job.report("trigger_eval", report)
+    if summary.valid_trials == 0:
+        raise HarnessError(f"no valid trials: all {summary.trials} trials errored or timed out "
+                           f"({summary.errors} errors, {summary.timeouts} timeouts); "
+                           "nothing was measured — check the backend settings")
+    bad = (summary.errors + summary.timeouts) / max(1, summary.trials)
+    if bad > job.cfg.trigger.get("max_error_rate", 1.0):
+        raise HarnessError(f"{bad:.0%} of trials errored or timed out (trigger.max_error_rate="
+                           f"{job.cfg.trigger.max_error_rate}); results are not trustworthy")
+    return 0
+
+
+def trigger_eval_factory(params: Any) -> Any:
+    return run_trigger_eval

@@ -1,0 +1,99 @@
+"""Trigger metrics over queries and over runs, each with a Wilson interval.
+
+Over queries: a should-trigger query that passes is a true positive, one that fails a false
+negative; a should-not query that fails (it triggered too often) is a false positive.
+Over runs: every valid run of a should-trigger query that triggered is a true positive, and
+so on. Queries with too few valid runs are left out and counted as `insufficient`.
+
+F1 is reported with the Wilson interval of 2TP / (2TP + FP + FN), the proportion F1 is
+algebraically equal to; it is an approximation, labelled as such in the JSON.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from skilleval.stats import Estimate, estimate
+from skilleval.trigger.runner import QueryResult
+
+
+@dataclass(frozen=True)
+class Confusion:
+    tp: int
+    fp: int
+    tn: int
+    fn: int
+
+    def metrics(self, confidence: float) -> dict[str, Estimate]:
+        tp, fp, tn, fn = self.tp, self.fp, self.tn, self.fn
+        return {
+            "precision": estimate(tp, tp + fp, confidence),
+            "recall": estimate(tp, tp + fn, confidence),
+            "accuracy": estimate(tp + tn, tp + tn + fp + fn, confidence),
+            "f1": estimate(2 * tp, 2 * tp + fp + fn, confidence),
+        }
+
+
+@dataclass(frozen=True)
+class TriggerSummary:
+    queries: dict[str, Estimate]
+    runs: dict[str, Estimate]
+    query_confusion: Confusion
+    run_confusion: Confusion
+    total_queries: int
+    passed: int
+    failed: int
+    insufficient: int
+    trials: int
+    valid_trials: int
+    errors: int
+    timeouts: int
+    fired_other: int
+    cached: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "queries": {k: v.to_dict() for k, v in self.queries.items()},
+            "runs": {k: v.to_dict() for k, v in self.runs.items()},
+            "query_confusion": vars(self.query_confusion),
+            "run_confusion": vars(self.run_confusion),
+            "total_queries": self.total_queries, "passed": self.passed, "failed": self.failed,
+            "insufficient": self.insufficient, "trials": self.trials,
+            "valid_trials": self.valid_trials, "errors": self.errors, "timeouts": self.timeouts,
+            "fired_other": self.fired_other, "cached_trials": self.cached,
+            "interval": "wilson (f1: wilson on 2TP/(2TP+FP+FN))",
+        }
+
+
+def summarize(results: Sequence[QueryResult], confidence: float = 0.95) -> TriggerSummary:
+    qtp = qfp = qtn = qfn = rtp = rfp = rtn = rfn = 0
+    passed = failed = insufficient = 0
+    for q in results:
+        t, v = q.triggers, q.valid_runs
+        if q.case.should_trigger:
+            rtp += t
+            rfn += v - t
+        else:
+            rfp += t
+            rtn += v - t
+        ok = q.passed
+        if ok is None:
+            insufficient += 1
+            continue
+        passed += ok
+        failed += not ok
+        if q.case.should_trigger:
+            qtp += ok
+            qfn += not ok
+        else:
+            qtn += ok
+            qfp += not ok
+    qc, rc = Confusion(qtp, qfp, qtn, qfn), Confusion(rtp, rfp, rtn, rfn)
+    return TriggerSummary(
+        queries=qc.metrics(confidence), runs=rc.metrics(confidence),
+        query_confusion=qc, run_confusion=rc, total_queries=len(results),
+        passed=passed, failed=failed, insufficient=insufficient,
+        trials=sum(q.runs for q in results), valid_trials=sum(q.valid_runs for q in results),
+        errors=sum(q.errors for q in results), timeouts=sum(q.timeouts for q in results),
+        fired_other=sum(q.fired_other for q in results), cached=sum(q.cached for q in results),
+    )

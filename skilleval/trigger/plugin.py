@@ -1,0 +1,12 @@
+"""Registers the trigger_eval experiment through the public hook."""
+from __future__ import annotations
+
+from skilleval.hookspecs import hookimpl
+
+
+@hookimpl
+def register_experiments(register) -> None:  # noqa: ANN001
+    from skilleval.trigger.experiment import trigger_eval_factory
+
+    register("trigger_eval", trigger_eval_factory,
+             help="precision/recall/accuracy of a skill's description over repeated runs")
