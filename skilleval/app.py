@@ -52,6 +52,7 @@ class JobContext:
     out: Console = field(default_factory=Console)
     overrides: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    timing: dict[str, float] = field(default_factory=dict)
     _progress: Progress | None = None
 
     # -- inputs -------------------------------------------------------------------------

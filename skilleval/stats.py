@@ -46,3 +46,53 @@ def mcnemar_exact(b: int, c: int) -> float:
     if b + c == 0:
         return 1.0
     return float(_st.binomtest(min(b, c), b + c, 0.5).pvalue)
+
+
+# -- functional evals: clustered bootstrap and a paired test (added for issue 5) ------------
+
+
+def bootstrap_ci_clustered(primary: "dict[str, list[float]]", baseline: "dict[str, list[float]]",
+                           *, n_boot: int = 2000, confidence: float = 0.95,
+                           seed: int = 0) -> tuple[float, float, float]:
+    """Delta (primary - baseline) and a percentile bootstrap interval, clustered by eval.
+
+    `primary` / `baseline` map each eval (cluster) to its runs' values. Each bootstrap
+    replicate resamples evals with replacement, then runs within each arm of each drawn eval;
+    the statistic is the mean over evals of the per-eval difference of means (every eval
+    weighs the same). Returns (delta, low, high); an eval missing from either arm is left out.
+    """
+    import numpy as np
+
+    evals = [e for e in primary if e in baseline and primary[e] and baseline[e]]
+    if not evals:
+        return (float("nan"), float("nan"), float("nan"))
+    p = [np.asarray(primary[e], float) for e in evals]
+    b = [np.asarray(baseline[e], float) for e in evals]
+    point = float(np.mean([pi.mean() - bi.mean() for pi, bi in zip(p, b)]))
+    rng = np.random.default_rng(seed)
+    k = len(evals)
+    stats_ = np.empty(n_boot)
+    for i in range(n_boot):
+        picks = rng.integers(0, k, k)
+        diffs = [rng.choice(p[j], p[j].size).mean() - rng.choice(b[j], b[j].size).mean() for j in picks]
+        stats_[i] = np.mean(diffs)
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(stats_, [alpha, 1 - alpha])
+    return (point, float(low), float(high))
+
+
+def paired_permutation_p(diffs: "list[float]", *, n_resamples: int = 9999, seed: int = 0) -> float:
+    """Two-sided p-value of a paired sign-flip permutation test that the mean difference is 0.
+
+    `diffs` are paired differences (primary - baseline). Exact when 2**n <= n_resamples.
+    Returns 1.0 when every difference is 0 (nothing to test).
+    """
+    import numpy as np
+
+    d = np.asarray(diffs, float)
+    if d.size == 0 or not np.any(d):
+        return 1.0
+    res = _st.permutation_test((d,), lambda x, axis: np.mean(x, axis=axis),
+                               permutation_type="samples", n_resamples=n_resamples,
+                               alternative="two-sided", random_state=seed)
+    return float(min(1.0, res.pvalue))

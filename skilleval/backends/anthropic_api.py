@@ -26,7 +26,7 @@ from skilleval.backends.base import BaseBackend
 from skilleval.backends.pricing import TokenCounts, cost_usd, tokens_from_usage
 from skilleval.backends.retry import AdaptiveLimiter, Failure, backoff_delay, classify
 from skilleval.domain import Completion, Outcome, Trial, TrialResult
-from skilleval.errors import UserError
+from skilleval.errors import HarnessError, UserError
 from skilleval.sim.protocol import hint_value, is_loopback
 
 SIM_KEY = "sk-ant-sim-not-a-key"  # used only against a loopback simulator when no key is set
@@ -159,9 +159,8 @@ class AnthropicApiBackend(BaseBackend):
             return self.result(trial, Outcome.TIMEOUT, start, 0, _Turns(),
                                error=f"no decision within {self.params.timeout_s:g} s")
         if not turns.decided:
-            return self.result(trial, Outcome.NOT_TRIGGERED, start, retries, turns,
-                               error=None if turns.tool_calls == 0 else
-                               f"no Skill call within max_turns={self.params.max_turns}")
+            # max_turns reached with only non-Skill tool calls: the model chose no skill (yet)
+            return self.result(trial, Outcome.NOT_TRIGGERED, start, retries, turns)
         outcome = Outcome.TRIGGERED if turns.fired == trial.target else Outcome.NOT_TRIGGERED
         return self.result(trial, outcome, start, retries, turns)
 
@@ -187,9 +186,7 @@ class AnthropicApiBackend(BaseBackend):
                     value = await asyncio.wait_for(attempt_fn(), p.timeout_s)
                 self.limiter.on_success()
                 return value, retries
-            except (anthropic.APIError, asyncio.TimeoutError) as exc:
-                if isinstance(exc, asyncio.TimeoutError) and retries >= 1:
-                    raise
+            except anthropic.APIError as exc:
                 failure = classify(exc)
                 if failure.rate_limited:
                     self.limiter.on_rate_limit()
@@ -250,8 +247,6 @@ class AnthropicApiBackend(BaseBackend):
                                         if k in ("type", "id", "name", "input", "text")})
                     if block.get("type") == "tool_use" and block.get("name") == "Skill":
                         break
-        if usage is not None and not content:
-            content = []
         return content, usage
 
     # -- text -----------------------------------------------------------------------------
@@ -266,7 +261,8 @@ class AnthropicApiBackend(BaseBackend):
         try:
             message, _ = await self._with_retries(lambda: self.client.messages.create(**kwargs))
         except RetriesExhausted as exc:
-            raise anthropic.APIError(exc.failure.message, None, body=None) from None  # type: ignore[arg-type]
+            raise HarnessError(f"completion failed: {exc.failure.message} "
+                               f"(after {exc.retries} retries)") from None
         text = "".join(getattr(b, "text", "") for b in message.content)
         t = tokens_from_usage(message.usage)
         cost = cost_usd(self.model, t, pricing_file=self.params.pricing_file) or 0.0

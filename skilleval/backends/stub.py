@@ -60,6 +60,7 @@ class StubBackend(BaseBackend):
             competitor_temperature=params.competitor_temperature,
         )
         self._attempts: Counter[str] = Counter()
+        self._faulty = params.error_rate > 0 or params.timeout_rate > 0
         self._completions: Counter[str] = Counter()
         self.calls = 0
 
@@ -104,14 +105,16 @@ class StubBackend(BaseBackend):
                     await asyncio.sleep(p.retry_backoff_ms * 2 ** (retries - 1) / 1000)
                 continue
             break
-        fault = self._fault_draw(trial.key, "fault")
-        self._attempts[trial.key] += 1
+        fault = self._fault_draw(trial.key, "fault") if self._faulty else 1.0
+        if self._faulty:
+            self._attempts[trial.key] += 1
         if fault < p.error_rate:
             return self._result(trial, Outcome.ERROR, start, retries, tokens_in,
                                 error="simulated backend error")
         if fault < p.error_rate + p.timeout_rate:
             return self._result(trial, Outcome.TIMEOUT, start, retries, 0, error="simulated timeout")
-        decision = _decide(trial.listing, trial.query, self.model, trial.repeat, self.sim_params)
+        seed = sim.draw_seed(self.model, trial.listing, trial.query, trial.repeat)
+        decision = sim.decide(trial.listing, trial.query, self.model, seed, self.sim_params).fired
         outcome = Outcome.TRIGGERED if decision == trial.target else Outcome.NOT_TRIGGERED
         return self._result(trial, outcome, start, retries, tokens_in, fired=decision,
                             output_tokens=20 if decision else 60)
@@ -125,7 +128,7 @@ class StubBackend(BaseBackend):
             output_tokens=output_tokens,
             cost_usd=self.estimate_cost_usd(tokens_in, output_tokens) or 0.0,
             retries=retries, error=error, backend_version=self.harness_version,
-            shown=tuple(s.name for s in trial.listing),
+            shown=_names(trial.listing),
         )
 
     def estimate_cost_usd(self, input_tokens: int, output_tokens: int) -> float | None:
@@ -156,11 +159,9 @@ class StubBackend(BaseBackend):
         return simulate_execution(request, self)
 
 
-@lru_cache(maxsize=262144)
-def _decide(listing: tuple[ListedSkill, ...], query: str, model: str, repeat: int,
-            params: sim.Params) -> str | None:
-    seed = sim.draw_seed(model, listing, query, repeat)
-    return sim.decide(listing, query, model, seed, params).fired
+@lru_cache(maxsize=4096)
+def _names(listing: tuple[ListedSkill, ...]) -> tuple[str, ...]:
+    return tuple(s.name for s in listing)
 
 
 @lru_cache(maxsize=65536)

@@ -154,6 +154,8 @@ class LLMProposer:
 
     def __init__(self, params: LLMParams) -> None:
         self.params = params
+        self.calls_made = 0
+        self.cost_usd = 0.0
 
     async def propose(self, request: ProposalRequest, *, backend: Any,
                       budget: Any = None) -> list[Proposal]:
@@ -171,6 +173,8 @@ class LLMProposer:
                 completion = await backend.complete(prompt, max_tokens=self.params.max_tokens)
                 if budget is not None:
                     budget.charge_usd(completion.cost_usd)
+                self.calls_made += 1
+                self.cost_usd += completion.cost_usd
                 prop.calls += 1
                 prop.attempts = attempt
                 prop.cost_usd += completion.cost_usd
@@ -217,6 +221,8 @@ class StubProposer:
 
     def __init__(self, params: StubProposerParams) -> None:
         self.params = params
+        self.calls_made = 0
+        self.cost_usd = 0.0
 
     async def propose(self, request: ProposalRequest, *, backend: Any = None,
                       budget: Any = None) -> list[Proposal]:

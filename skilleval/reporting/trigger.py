@@ -50,6 +50,7 @@ def results_json(report: "TriggerEvalReport", job: "JobContext") -> dict[str, An
         "distractors": [d.name for d in report.distractors],
         "calls": {"made": report.runner.calls_made, "cached": report.runner.calls_cached},
         "cost_usd": round(report.runner.cost_usd, 6),
+        "timing": {k: round(v, 3) for k, v in job.timing.items()},
     }
 
 

@@ -31,6 +31,7 @@ class SimConfig:
     cache_min_tokens: int = 1024
     batch_delay_ms: float = 200.0     # how long a batch stays in_progress
     require_auth: bool = True
+    record_bodies: int = 0            # keep the last N /v1/messages bodies for GET /_sim/requests
     slope: float = sim.Params.slope
     midpoint: float = sim.Params.midpoint
     exclusion_penalty: float = sim.Params.exclusion_penalty

@@ -166,6 +166,7 @@ def relevance(listing: Sequence[ListedSkill], query: str, params: Params) -> dic
     return scores
 
 
+@lru_cache(maxsize=1024)
 def model_shift(model: str) -> float:
     """A small, stable per-model shift of the midpoint in [-0.4, 0.4]."""
     h = int.from_bytes(hashlib.sha256(model.encode()).digest()[:4], "big")
@@ -189,30 +190,33 @@ def draw_seed(model: str, listing: Sequence[ListedSkill], query: str, repeat: in
 
 def decide(listing: Sequence[ListedSkill], query: str, model: str, seed: bytes,
            params: Params = Params()) -> Decision:
-    """Decide one sample. Relevance is cached per (listing, query): repeats only redraw."""
-    scores = _cached_relevance(tuple(listing), query, params)
-    if not scores:
-        return Decision(None, 0.0, scores)
-    best = max(scores.values())
-    mid = params.midpoint + model_shift(model)
-    p = 1.0 / (1.0 + math.exp(-params.slope * (best - mid)))
+    """Decide one sample. Everything but the draw is cached per (listing, query, model)."""
+    p, names, cumulative, scores = _prepared(tuple(listing), query, model, params)
     u1, u2 = uniforms(seed)
     if u1 >= p:
         return Decision(None, p, scores)
-    # Which skill: softmax over relevance; the leader almost always wins unless a rival is close.
-    t = params.competitor_temperature
-    weights = {n: math.exp((s - best) / t) for n, s in scores.items()}
-    total = sum(weights.values())
-    acc = 0.0
-    chosen = next(iter(weights))
-    for chosen, w in weights.items():
-        acc += w / total
-        if u2 < acc:
-            break
-    return Decision(chosen, p, scores)
+    for name, edge in zip(names, cumulative):
+        if u2 < edge:
+            return Decision(name, p, scores)
+    return Decision(names[-1], p, scores)
 
 
 @lru_cache(maxsize=65536)
-def _cached_relevance(listing: tuple[ListedSkill, ...], query: str,
-                      params: Params) -> dict[str, float]:
-    return relevance(listing, query, params)
+def _prepared(listing: tuple[ListedSkill, ...], query: str, model: str, params: Params
+              ) -> tuple[float, tuple[str, ...], tuple[float, ...], dict[str, float]]:
+    """(probability that some skill fires, names, cumulative softmax edges, scores)."""
+    scores = relevance(listing, query, params)
+    if not scores:
+        return 0.0, (), (), scores
+    best = max(scores.values())
+    mid = params.midpoint + model_shift(model)
+    p = 1.0 / (1.0 + math.exp(-params.slope * (best - mid)))
+    # Which skill: softmax over relevance; the leader almost always wins unless a rival is close.
+    t = params.competitor_temperature
+    weights = [(n, math.exp((s - best) / t)) for n, s in scores.items()]
+    total = sum(w for _, w in weights)
+    acc, edges = 0.0, []
+    for _, w in weights:
+        acc += w / total
+        edges.append(acc)
+    return p, tuple(n for n, _ in weights), tuple(edges), scores

@@ -92,7 +92,9 @@ def _parse_lines(body: str) -> tuple[ListedSkill, ...]:
         m = _ENTRY.match(line)
         if m:
             entries.append([m.group(1), m.group(2)])
-        elif entries and line.strip():
+        elif entries and not line.strip():
+            break  # a blank line ends the listing (the CLI puts other text after it)
+        elif entries:
             entries[-1][1] += "\n" + line  # a description that spans lines
     return tuple(ListedSkill(n, d.rstrip()) for n, d in entries)
 

@@ -126,7 +126,8 @@ def _decide(conv: Conversation, headers: dict[str, str], config: SimConfig,
     fired = sim.decide(listing, query, conv.model, seed, config.sim_params).fired
     with decisions.lock:
         decisions.log.append({"model": conv.model, "query": query, "repeat": repeat,
-                              "listing": [s.name for s in listing], "fired": fired})
+                              "listing": [s.name for s in listing], "fired": fired,
+                              "descriptions": [s.description for s in listing]})
         del decisions.log[:-2000]
     if fired is not None:
         block = {"type": "tool_use", "id": _tool_id(), "name": "Skill",

@@ -48,6 +48,7 @@ class SimAPI:
         self.cache = PromptCache(self.config.cache_min_tokens)
         self.batches = Batches(self._batch_message, lambda: self.config.batch_delay_ms / 1000)
         self.stats: dict[str, int] = {}
+        self.bodies: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self.base_url = ""
 
@@ -67,6 +68,7 @@ class SimAPI:
         self.cache.clear()
         with self._lock:
             self.stats.clear()
+            self.bodies.clear()
         self.faults.counts.clear()
         self.faults.reseed()
 
@@ -77,6 +79,10 @@ class SimAPI:
             self.faults.reseed()
 
     def respond(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[Answer, dict[str, Any]]:
+        if self.config.record_bodies > 0:
+            with self._lock:
+                self.bodies.append(body)
+                del self.bodies[:-self.config.record_bodies]
         ans = answer(body, headers, self.config, self.decisions, self.faults)
         self.count(f"answer_{ans.kind}")
         if ans.kind == "trigger":
@@ -270,6 +276,9 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/_sim/log":
             with api.decisions.lock:
                 return self._send(200, list(api.decisions.log))
+        if path == "/_sim/requests":
+            with api._lock:
+                return self._send(200, list(api.bodies))
         if path == "/_sim/reset" and method == "POST":
             api.reset()
             return self._send(200, {"ok": True})
@@ -282,15 +291,20 @@ def _model(model_id: str) -> dict[str, Any]:
             "max_tokens": 128000}
 
 
+class _Server(ThreadingHTTPServer):
+    # The listen backlog is fixed at bind time; the stdlib default (5) drops SYNs under a
+    # burst of 16+ clients, which then wait a full second for the TCP retransmit.
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 def make_server(api: SimAPI, host: str = "127.0.0.1", port: int = 0,
                 verbose: bool = False) -> ThreadingHTTPServer:
     """Bind (loopback only) and return the server; ``api.base_url`` is set to its URL."""
     if host not in ("127.0.0.1", "localhost", "::1"):
         raise ValueError(f"serve-sim binds to the loopback interface only, not {host!r}")
     handler = type("SimHandler", (Handler,), {"api": api, "verbose": verbose})
-    server = ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
-    server.request_queue_size = 256
+    server = _Server((host, port), handler)
     api.base_url = f"http://{host}:{server.server_address[1]}"
     return server
 

@@ -33,6 +33,15 @@ class PartWriter:
 
     def write(self, rows: Iterable[dict[str, Any]]) -> None:
         self._rows.extend(rows)
+        self._maybe_flush()
+
+    def append(self, row: dict[str, Any]) -> None:
+        """One row (the hot path of the trial recorder)."""
+        self._rows.append(row)
+        if len(self._rows) & 63 == 0 or len(self._rows) == 1:  # look at the clock now and then
+            self._maybe_flush()
+
+    def _maybe_flush(self) -> None:
         if (len(self._rows) >= self.flush_rows
                 or time.monotonic() - self._last_flush >= self.flush_seconds):
             self.flush()

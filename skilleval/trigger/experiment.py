@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -66,12 +67,15 @@ def run_trigger_eval(job: "JobContext") -> int:
         f"≤{runner.max_calls(len(cases))} calls")
     asyncio.run(run_self_check(job, skill, distractors))
     partial = False
+    started = time.perf_counter()
     with job.progress():
         try:
             results = asyncio.run(runner.evaluate(skill, cases, distractors))
         except BudgetExhausted as exc:
             job.console.print(f"[yellow]stopped: {exc}[/yellow]")
             results, partial = exc.partial, True  # type: ignore[attr-defined]
+    job.store.close()  # flush every trial before timing and reporting
+    job.timing["evaluate_seconds"] = time.perf_counter() - started
     summary = summarize(results, settings.confidence)
     report = TriggerEvalReport(skill, distractors, results, summary, runner, str(job.cases_path(skill)))
     job.store.writer("queries", job.experiment, job.run_id).write(query_rows(job, report))

@@ -1,0 +1,296 @@
+"""The ``claude_cli`` backend: trigger trials through the real ``claude -p`` (Claude Code).
+
+Each trial runs in isolation (avoiding skill-creator's B1-B7, see ``skill-creator.md`` §13):
+
+* a fresh temp project holding exactly the trial's listed skills as real
+  ``.claude/skills/<name>/SKILL.md`` files with their bodies, and no ancestor ``.claude``;
+* its own ``CLAUDE_CONFIG_DIR`` (no user skills, settings or shared ``.claude.json``),
+  ``CLAUDE_CODE_DISABLE_BUNDLED_SKILLS=1``, the builtin plugin skill disabled,
+  ``--setting-sources project``, ``--strict-mcp-config``, stdin closed, ``CLAUDECODE`` removed;
+* the process runs in its own session; its whole process group is killed as soon as a Skill
+  call decides the verdict, or at the timeout, and always before the trial returns.
+
+API errors reported by the CLI (``is_error`` with ``api_error_status``) are retried as whole
+runs with backoff and counted; they, exit codes, malformed output and timeouts are error
+outcomes, never "not triggered". The key or OAuth token is inherited from the environment and
+appears in no argument, file, result or log line this backend writes.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from skilleval.backends.base import BaseBackend
+from skilleval.backends.cli_stream import CliRun
+from skilleval.backends.pricing import cost_usd
+from skilleval.domain import Completion, Outcome, Trial, TrialResult
+from skilleval.errors import HarnessError, UserError
+from skilleval.sim.protocol import hint_value, is_loopback
+
+SIM_KEY = "sk-ant-sim-not-a-key"
+_SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+ISOLATION_SETTINGS = json.dumps({"enabledPlugins": {"cc-plugin-plugin-authoring@builtin": False}})
+
+
+@dataclass
+class ClaudeCliParams:
+    executable: str = "claude"
+    model: str = "claude-sonnet-5-5"
+    max_turns: int = 3
+    timeout_s: float = 120.0
+    base_url: Optional[str] = None
+    max_retries: int = 3             # whole-run retries after an API error result
+    retry_base_s: float = 2.0
+    cli_max_retries: int = 2         # CLAUDE_CODE_MAX_RETRIES inside the CLI
+    work_root: Optional[str] = None  # where per-trial projects are made (default: system temp)
+    extra_args: list[str] = field(default_factory=list)
+    keep_workdirs: bool = False
+    sim_hints: bool = True           # send x-skilleval-sim to loopback simulators only
+    pricing_file: Optional[str] = None
+
+
+class ClaudeCliBackend(BaseBackend):
+    name = "claude_cli"
+    needs_self_check = True
+    harness_version = "cli-1"
+
+    def __init__(self, params: ClaudeCliParams) -> None:
+        self.params = params
+        self.model = params.model
+        self.executable = shutil.which(params.executable) or params.executable
+        if not os.access(self.executable, os.X_OK):
+            raise UserError(f"backend.executable: {params.executable!r} is not an executable "
+                            "(install Claude Code, or run .ci/install-claude-cli.sh)")
+        self.cli_version = _cli_version(self.executable)
+        self.hints = params.sim_hints and is_loopback(params.base_url)
+
+    def identity(self) -> dict[str, Any]:
+        ident = super().identity()
+        ident.update({"cli_version": self.cli_version, "max_turns": self.params.max_turns,
+                      "endpoint": self.params.base_url or "anthropic"})
+        return ident
+
+    # -- environment ----------------------------------------------------------------------
+
+    def _env(self, config_dir: Path, trial: Trial | None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k != "CLAUDECODE"}
+        env.update({"CLAUDE_CONFIG_DIR": str(config_dir),
+                    "CLAUDE_CODE_DISABLE_BUNDLED_SKILLS": "1",
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                    "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
+                    "CLAUDE_CODE_MAX_RETRIES": str(self.params.cli_max_retries)})
+        if self.params.base_url:
+            env["ANTHROPIC_BASE_URL"] = self.params.base_url
+            if is_loopback(self.params.base_url) and not any(env.get(k) for k in _SECRET_ENV):
+                env["ANTHROPIC_API_KEY"] = SIM_KEY
+        if self.hints and trial is not None:
+            env["ANTHROPIC_CUSTOM_HEADERS"] = (
+                f"x-skilleval-sim: {hint_value(trial.repeat, trial.listing)}")
+        return env
+
+    def _project(self, trial: Trial) -> Path:
+        root = Path(tempfile.mkdtemp(prefix="skilleval-cli-", dir=self.params.work_root))
+        leak = _ancestor_claude_dir(root)
+        if leak is not None:
+            shutil.rmtree(root, ignore_errors=True)
+            raise HarnessError(f"{leak} exists above the trial folder {root}; its skills would "
+                               "leak into every trial. Set backend.work_root elsewhere.")
+        bodies = dict(trial.bodies)
+        for skill in trial.listing:
+            folder = root / "proj" / ".claude" / "skills" / skill.name
+            folder.mkdir(parents=True)
+            body = bodies.get(skill.name) or f"# {skill.name}\n"
+            (folder / "SKILL.md").write_text(
+                f"---\nname: {skill.name}\ndescription: {json.dumps(skill.description)}\n---\n"
+                f"{body if body.endswith(chr(10)) else body + chr(10)}")
+        (root / "config").mkdir()
+        return root
+
+    def argv(self, trial: Trial) -> list[str]:
+        p = self.params
+        return [self.executable, "-p", "--output-format", "stream-json", "--verbose",
+                "--include-partial-messages", "--model", p.model, "--max-turns", str(p.max_turns),
+                "--setting-sources", "project", "--strict-mcp-config", "--no-session-persistence",
+                "--settings", ISOLATION_SETTINGS, *p.extra_args, "--", trial.query]
+
+    # -- trials -----------------------------------------------------------------------------
+
+    async def run_trial(self, trial: Trial) -> TrialResult:
+        start = time.perf_counter()
+        retries = 0   # CLI-internal api_retry lines plus our whole-run retries
+        reruns = 0
+        while True:
+            run, status = await self._run_once(trial)
+            retries += run.api_retries
+            if (status == "ok" and not run.decided and run.api_error_status is not None
+                    and reruns < self.params.max_retries):
+                reruns += 1
+                retries += 1
+                delay = self.params.retry_base_s * 2 ** (reruns - 1) * (0.5 + random.random() / 2)
+                await asyncio.sleep(min(delay, 60.0))
+                continue
+            return self._classify(trial, run, status, start, retries)
+
+    def _classify(self, trial: Trial, run: CliRun, status: str, start: float,
+                  retries: int) -> TrialResult:
+        outcome: Outcome
+        error: str | None = None
+        if run.decided:
+            outcome = Outcome.TRIGGERED if run.fired == trial.target else Outcome.NOT_TRIGGERED
+        elif status == "timeout":
+            outcome, error = Outcome.TIMEOUT, f"no decision within {self.params.timeout_s:g} s"
+        elif status.startswith("exit"):
+            outcome, error = Outcome.ERROR, status
+        elif run.result is None:
+            outcome = Outcome.ERROR
+            error = f"no result line ({run.malformed} malformed lines)"
+        elif run.is_error and not run.max_turns_reached:
+            outcome, error = Outcome.ERROR, (
+                f"api error {run.api_error_status}: {run.error_text()}"
+                if run.api_error_status is not None else run.error_text())
+        else:
+            outcome = Outcome.NOT_TRIGGERED
+        tokens = run.tokens()
+        cost = run.cost_usd()
+        if cost is None:
+            cost = cost_usd(self.model, tokens, pricing_file=self.params.pricing_file) or 0.0
+        return TrialResult(
+            key=trial.key, outcome=outcome, fired=run.fired, position=run.position,
+            latency_ms=(time.perf_counter() - start) * 1000, input_tokens=tokens.total_input,
+            output_tokens=tokens.output_tokens, cache_read_tokens=tokens.cache_read_tokens,
+            cache_write_tokens=tokens.cache_write_5m_tokens + tokens.cache_write_1h_tokens,
+            cost_usd=cost, retries=retries, error=_scrub(error),
+            backend_version=f"claude-cli/{run.version or self.cli_version}", shown=run.shown)
+
+    async def _run_once(self, trial: Trial) -> tuple[CliRun, str]:
+        """One CLI process. Status: ok | timeout | exit N: <stderr tail>."""
+        root = self._project(trial)
+        run = CliRun()
+        proc = await asyncio.create_subprocess_exec(
+            *self.argv(trial), cwd=root / "proj", env=self._env(root / "config", trial),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True, limit=16 * 1024 * 1024)
+        stderr_task = asyncio.create_task(_tail(proc.stderr))
+        status = "ok"
+        try:
+            async def read() -> None:
+                assert proc.stdout is not None
+                while not run.decided and not run.finished:
+                    line = await proc.stdout.readline()
+                    if not line:
+                        break
+                    run.feed(line)
+
+            try:
+                await asyncio.wait_for(read(), self.params.timeout_s)
+            except asyncio.TimeoutError:
+                status = "timeout"
+            if status == "ok" and not run.decided and not run.finished:
+                code = await proc.wait()
+                if code != 0:
+                    status = f"exit {code}: {(await stderr_task)[-400:].strip()}"
+        finally:
+            await _kill_group(proc)
+            stderr_task.cancel()
+            if not self.params.keep_workdirs:
+                shutil.rmtree(root, ignore_errors=True)
+        return run, status
+
+    # -- text ---------------------------------------------------------------------------------
+
+    async def complete(self, prompt: str, *, system: str | None = None,
+                       max_tokens: int = 2048) -> Completion:
+        start = time.perf_counter()
+        root = Path(tempfile.mkdtemp(prefix="skilleval-cli-", dir=self.params.work_root))
+        (root / "proj").mkdir()
+        (root / "config").mkdir()
+        argv = [self.executable, "-p", "--output-format", "json", "--model", self.model,
+                "--max-turns", "1", "--tools", "", "--setting-sources", "project",
+                "--strict-mcp-config", "--no-session-persistence", "--settings",
+                ISOLATION_SETTINGS]
+        if system:
+            argv += ["--system-prompt", system]
+        proc = await asyncio.create_subprocess_exec(
+            *argv, cwd=root / "proj", env=self._env(root / "config", None),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True)
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(prompt.encode()),
+                                              self.params.timeout_s)
+        except asyncio.TimeoutError:
+            raise HarnessError(f"claude -p gave no answer within {self.params.timeout_s:g} s") from None
+        finally:
+            await _kill_group(proc)
+            shutil.rmtree(root, ignore_errors=True)
+        try:
+            result = json.loads(out.decode("utf-8", "replace").strip().splitlines()[-1])
+        except (json.JSONDecodeError, IndexError):
+            raise HarnessError(f"claude -p exit {proc.returncode}: "
+                               f"{_scrub(err.decode('utf-8', 'replace')[-400:])}") from None
+        if result.get("is_error"):
+            raise HarnessError(f"claude -p failed: {_scrub(str(result.get('result') or result.get('errors')))}")
+        run = CliRun(result=result)
+        tokens = run.tokens()
+        return Completion(str(result.get("result") or ""), tokens.total_input, tokens.output_tokens,
+                          run.cost_usd() or 0.0, (time.perf_counter() - start) * 1000)
+
+
+async def _tail(stream: asyncio.StreamReader | None, keep: int = 4096) -> str:
+    buf = b""
+    if stream is None:
+        return ""
+    while chunk := await stream.read(65536):
+        buf = (buf + chunk)[-keep:]
+    return buf.decode("utf-8", "replace")
+
+
+async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL the process group (the CLI and anything it started) and reap the child."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        await asyncio.wait_for(proc.wait(), 10)
+    except asyncio.TimeoutError:
+        pass
+
+
+def _ancestor_claude_dir(path: Path) -> Path | None:
+    for parent in path.parents:
+        candidate = parent / ".claude" / "skills"
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def _cli_version(executable: str) -> str:
+    try:
+        out = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=60,
+                             stdin=subprocess.DEVNULL).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UserError(f"backend.executable: cannot run {executable} --version: {exc}") from None
+    match = re.search(r"\d+\.\d+\.\d+", out)
+    return match.group(0) if match else "unknown"
+
+
+def _scrub(text: str | None) -> str | None:
+    """Remove any secret from the environment that an error text might echo."""
+    if not text:
+        return text
+    for name in _SECRET_ENV:
+        value = os.environ.get(name)
+        if value and len(value) >= 8:
+            text = text.replace(value, "[redacted]")
+    return re.sub(r"sk-ant-[A-Za-z0-9_\-]{8,}", "sk-ant-[redacted]", text)

@@ -1,0 +1,207 @@
+"""The ``functional_eval`` experiment: executions per eval x arm x repeat, judges, benchmark.
+
+``skilleval +experiment=functional_eval [skill=PATH] [backend=...] [functional.runs=3]
+[functional.arms=[old_skill,with_skill] functional.old_skill=PATH] [judge=llm_grader judge.samples=3]``
+"""
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from omegaconf import OmegaConf
+from rich.table import Table
+
+from skilleval.errors import HarnessError, UserError
+from skilleval.functional.arms import Arm, build_arms, check_equal
+from skilleval.functional.benchmark import build_benchmark, render_md
+from skilleval.functional.runner import FunctionalRunner, RunRecord
+from skilleval.functional.sandbox import FILE_TOOLS, ArmSettings
+from skilleval.functional.tasks import TaskCase, default_evals_path, load_evals
+from skilleval.functional.workspace import run_entry, write_workspace
+
+if TYPE_CHECKING:
+    from skilleval.app import JobContext
+
+
+@dataclass
+class Setup:
+    skill: Any
+    cases: list[TaskCase]
+    arms: list[Arm]
+    runner: FunctionalRunner
+    fcfg: dict[str, Any]
+    evals_path: Path
+
+    def arm(self, role: str) -> Arm:
+        return next(a for a in self.arms if a.role == role)
+
+
+def functional_cfg(job: "JobContext") -> dict[str, Any]:
+    node = job.cfg.get("functional")
+    if node is None:
+        raise UserError("no functional settings: use +experiment=functional_eval (it loads functional/default)")
+    return OmegaConf.to_container(node, resolve=True)  # type: ignore[return-value]
+
+
+def prepare(job: "JobContext", arm_names: list[str] | None = None) -> Setup:
+    from skilleval.skills import load_skill
+
+    f = functional_cfg(job)
+    skill = job.load_skill()
+    evals_path = Path(f["evals"]).expanduser() if f.get("evals") else default_evals_path(skill.path)
+    _, cases = load_evals(evals_path)
+    if f.get("only"):
+        wanted = {str(x) for x in f["only"]}
+        cases = [c for c in cases if c.id in wanted or c.name in wanted]
+        if not cases:
+            raise UserError(f"functional.only={sorted(wanted)} matches no eval in {evals_path}")
+    if int(f.get("runs", 3)) < 1:
+        raise UserError(f"functional.runs must be at least 1, got {f.get('runs')}")
+    base = ArmSettings(model=job.backend.model, tools=tuple(f.get("tools") or FILE_TOOLS),
+                       permissions=str(f.get("permissions", "sandbox-write")),
+                       system_prompt=str(f.get("system_prompt") or ""),
+                       max_turns=int(f.get("max_turns", 20)), timeout_s=float(f.get("timeout_s", 600)))
+    arms = build_arms(list(arm_names or f.get("arms") or ["with_skill", "without_skill"]), skill, base,
+                      load_skill=load_skill, old_skill=f.get("old_skill"),
+                      overrides=f.get("arm_overrides") or {}, primary=f.get("primary"),
+                      baseline=f.get("baseline"))
+    check_equal({a.name: a.settings.to_dict() for a in arms})
+    main_judge = job.build("judge", job.cfg.get("judge") or {"name": "llm_grader"})
+    typed: dict[str, Any] = {}
+
+    def judge_for_type(name: str) -> Any:
+        if name not in typed:
+            typed[name] = job.registry.build("judge", {"name": name})
+        return typed[name]
+    for c in cases:  # fail before any call on an unknown check type
+        for e in c.expectations:
+            if e.spec is not None:
+                judge_for_type(e.type)
+    root = skill.path if skill.path.is_dir() else skill.path.parent
+    runner = FunctionalRunner(job, root, main_judge, judge_for_type,
+                              concurrency=int(f.get("concurrency", 4)))
+    return Setup(skill, cases, arms, runner, f, evals_path)
+
+
+def audit_effective(records: list[RunRecord]) -> None:
+    """The backend's own report of what each arm ran with must also be equal."""
+    seen: dict[str, dict[str, Any]] = {}
+    for r in records:
+        eff = r.result.effective_settings if r.result else None
+        if eff and r.arm.name not in seen:
+            seen[r.arm.name] = eff
+    if len(seen) > 1:
+        check_equal(seen, when="as reported by the backend")
+
+
+async def run_records(job: "JobContext", setup: Setup, arms: list[Arm], grade: bool = True) -> list[RunRecord]:
+    runs = int(setup.fcfg.get("runs", 3))
+    plan = setup.runner.plan(setup.cases, arms, runs, job.output_dir / "sandboxes")
+    with job.progress() as prog:
+        await setup.runner.execute_all(plan, prog)
+        audit_effective(plan)
+        if not any(r.result and r.result.ok for r in plan):
+            errs = {r.result.error for r in plan if r.result and r.result.error}
+            raise HarnessError(f"no execution produced output ({len(plan)} tried); errors: "
+                               + "; ".join(sorted(e for e in errs if e)[:3]))
+        if grade:
+            await setup.runner.grade_all(plan, prog)
+    return plan
+
+
+def run_functional_eval(job: "JobContext") -> int:
+    setup = prepare(job)
+    records = asyncio.run(run_records(job, setup, setup.arms))
+    primary, baseline = setup.arm("primary").name, setup.arm("baseline").name
+    f = setup.fcfg
+    metadata = {"skill_name": setup.skill.name, "skill_path": str(setup.skill.path),
+                "executor_model": job.backend.model, "analyzer_model": job.backend.model,
+                "timestamp": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "backend": job.backend.name, "run_id": job.run_id,
+                "arms": {a.name: {"role": a.role, **a.settings.to_dict()} for a in setup.arms}}
+    runs = [run_entry(r) for r in records if r.result is not None]
+    bench = build_benchmark(runs, metadata, primary, baseline, confidence=float(f.get("confidence", 0.95)),
+                            n_boot=int(f.get("bootstrap", 2000)), seed=int(job.cfg.get("seed", 0) or 0))
+    if f.get("analyze", True):
+        bench["notes"] += asyncio.run(benchmark_observations(job, bench))
+    md = render_md(bench)
+    ws = Path(f["workspace"]).expanduser() if f.get("workspace") else job.output_dir / "workspace"
+    it = write_workspace(ws, records, bench, md, f.get("iteration"))
+    (job.output_dir / "benchmark.json").write_text(json.dumps(bench, indent=2, default=str), encoding="utf-8")
+    (job.output_dir / "benchmark.md").write_text(md, encoding="utf-8")
+    print_summary(job, bench, records, setup)
+    job.console.print(f"workspace: {it}\nbenchmark: {it / 'benchmark.json'} and benchmark.md")
+    st = setup.runner.stats
+    job.summary.update({"calls_made": st["executions_run"] + st["judge_calls"],
+                        "calls_cached": st["executions_cached"] + st["grades_cached"],
+                        "cost_usd": sum(r.result.cost_usd for r in records if r.result and not r.cached),
+                        "delta": bench["delta_stats"], "workspace": str(it), **st})
+    graded = [v for r in records for v in r.verdicts]
+    if graded and all(v.passed is None for v in graded):
+        raise HarnessError("every grade is a judge error: the judge could not produce valid grades")
+    return 0
+
+
+async def benchmark_observations(job: "JobContext", bench: dict[str, Any]) -> list[str]:
+    """skill-creator's analyzer in benchmark mode: observations only, no suggestions."""
+    from skilleval.functional.prompts import benchmark_analyzer_prompt, extract_json, validate_notes
+
+    slim = {"runs": [{k: r[k] for k in ("eval_id", "eval_name", "configuration", "run_number",
+                                         "result", "expectations")} for r in bench["runs"]],
+            "run_summary": bench["run_summary"]}
+    try:
+        reply = await job.backend.complete(benchmark_analyzer_prompt(slim), max_tokens=2048)
+        return [f"analyzer: {n}" for n in validate_notes(extract_json(reply.text))]
+    except Exception as exc:  # noqa: BLE001 - notes are optional; say why they are missing
+        return [f"analyzer notes unavailable: {type(exc).__name__}: {exc}"]
+
+
+def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRecord], setup: Setup) -> None:
+    ds, s = bench["delta_stats"], bench["run_summary"]
+    p, b = ds["primary"], ds["baseline"]
+    t = Table(title=f"functional eval: {setup.skill.name} ({len(setup.cases)} evals x "
+                    f"{bench['metadata']['runs_per_configuration']} runs, backend {job.backend.name})")
+    t.add_column("metric")
+    t.add_column(f"{p} (primary)", justify="right")
+    t.add_column(f"{b} (baseline)", justify="right")
+    t.add_column(f"delta [{int(ds['confidence'] * 100)}% CI]", justify="right")
+
+    def d(m: str, fmt: str) -> str:
+        x = ds[m]
+        if x["delta"] is None:
+            return "n/a"
+        return f"{fmt.format(x['delta'])} [{fmt.format(x['low'])}, {fmt.format(x['high'])}]"
+    t.add_row("pass rate", f"{s[p]['pass_rate']['mean']:.0%} ± {s[p]['pass_rate']['stddev']:.0%}",
+              f"{s[b]['pass_rate']['mean']:.0%} ± {s[b]['pass_rate']['stddev']:.0%}", d("pass_rate", "{:+.2f}"))
+    t.add_row("time (s)", f"{s[p]['time_seconds']['mean']:.1f}", f"{s[b]['time_seconds']['mean']:.1f}",
+              d("time_seconds", "{:+.1f}"))
+    t.add_row("tokens", f"{s[p]['tokens']['mean']:.0f}", f"{s[b]['tokens']['mean']:.0f}", d("tokens", "{:+.0f}"))
+    fired = bench["skill_fired"]
+    fmt_f = lambda x: "-" if not x else f"{x['fired']}/{x['runs']}"  # noqa: E731
+    t.add_row("skill loaded", fmt_f(fired.get(p)), fmt_f(fired.get(b)), "")
+    errs = {a: sum(r.counts[2] for r in records if r.arm.name == a) for a in (p, b)}
+    t.add_row("judge errors", str(errs[p]), str(errs[b]), "")
+    job.out.print(t)
+    pv = ds["pass_rate"]["p_value"]
+    job.out.print(f"pass-rate delta ({p} - {b}): {ds['pass_rate']['delta']:+.2f}, paired permutation "
+                  f"p = {'n/a' if pv is None else f'{pv:.3g}'} over {ds['pass_rate']['n_pairs']} pairs")
+    pe = Table(title="per eval (mean pass rate)")
+    for col in ("eval", p, b, "delta"):
+        pe.add_column(col, justify="left" if col == "eval" else "right")
+    for row in bench["per_eval"]:
+        pe.add_row(row["eval_name"], f"{row[p]['pass_rate']['mean']:.0%}",
+                   f"{row[b]['pass_rate']['mean']:.0%}", f"{row['delta_pass_rate']:+.2f}")
+    job.out.print(pe)
+    st = setup.runner.stats
+    job.console.print(f"executions: {st['executions_run']} run, {st['executions_cached']} from the store; "
+                      f"grades: {st['grades_run']} graded, {st['grades_cached']} from the store")
+    for n in bench["notes"]:
+        job.console.print(f"[dim]note:[/dim] {n}")
+
+
+def functional_eval_factory(params: Any) -> Any:
+    return run_functional_eval

@@ -1,0 +1,373 @@
+"""The ``trigger_opt`` experiment: description optimisation that generalises, within a budget.
+
+Iteration 0 evaluates the original description on train + validation. Each iteration
+then asks the proposer for ``optimize.candidates`` descriptions (it sees train failures and
+train scores only), evaluates each on train + validation (trials are cached, so a
+description met before costs nothing), ranks them (`selection.rank_key`), and lets the
+top one replace the incumbent only on a paired win (`selection.compare`). The loop stops
+when the incumbent passes every train and validation query, at ``max_iterations``, after
+``patience`` iterations without a replacement, when the proposer has nothing new, or when
+the budget runs out. Then, once, the original and the best are evaluated on test.
+
+With ``splitter=holdout`` or ``none`` there is no validation split: ranking and the paired
+test use train only (say so in the output), and with ``none`` there is no test number.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, Sequence
+
+from skilleval.domain import Skill, TriggerCase
+from skilleval.errors import BudgetExhausted, HarnessError, UserError
+from skilleval.optimize.proposers import Attempt, ProposalRequest, QueryScore
+from skilleval.optimize.selection import QueryOutcome, compare, passed, rank_key
+from skilleval.optimize.splitters import Split, check_two_classes
+from skilleval.optimize.state import Entry, LoopState, StateStore, run_key
+from skilleval.trigger.policies import max_runs
+from skilleval.trigger.runner import QueryResult, TrialRunner
+
+if TYPE_CHECKING:
+    from skilleval.app import JobContext
+
+
+@dataclass
+class OptimizeSettings:
+    candidates: int = 3
+    max_iterations: int = 5
+    patience: int = 2
+    alpha: float = 0.1
+    paired_test: str = "mcnemar"  # mcnemar | sign
+    apply: bool = False
+    resume: bool = True
+
+    @classmethod
+    def from_cfg(cls, node: Any) -> "OptimizeSettings":
+        from omegaconf import OmegaConf
+
+        values = OmegaConf.to_container(node, resolve=True) if node is not None else {}
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values or {}) - known)
+        if unknown:
+            raise UserError(f"optimize has no key {unknown[0]!r}; known: {', '.join(sorted(known))}")
+        s = cls(**(values or {}))
+        if s.candidates < 1 or s.max_iterations < 1 or s.patience < 1:
+            raise UserError("optimize.candidates, optimize.max_iterations and optimize.patience "
+                            "must be at least 1")
+        if s.paired_test not in ("mcnemar", "sign"):
+            raise UserError(f"optimize.paired_test must be mcnemar or sign, got {s.paired_test!r}")
+        if not 0 < s.alpha <= 1:
+            raise UserError(f"optimize.alpha must be in (0, 1], got {s.alpha}")
+        return s
+
+
+@dataclass
+class Plan:
+    per_description: int  # trials to evaluate one description on train + validation (worst case)
+    proposer_calls: int  # per iteration, worst case
+    iteration: int
+    initial: int
+    final: int  # test for original and best
+    max_iterations: int
+
+    @property
+    def one_iteration(self) -> int:
+        return self.initial + self.iteration + self.final
+
+    @property
+    def total(self) -> int:
+        return self.initial + self.max_iterations * self.iteration + self.final
+
+
+def make_plan(split: Split, runs: int, opt: OptimizeSettings, proposer: Any) -> Plan:
+    tv = len(split.train) + len(split.validation)
+    per_desc = tv * runs
+    prop = opt.candidates * int(getattr(getattr(proposer, "params", None), "max_attempts", 1)) \
+        if getattr(proposer, "name", "") != "stub" else 0
+    return Plan(per_desc, prop, opt.candidates * per_desc + prop, per_desc,
+                2 * len(split.test) * runs, opt.max_iterations)
+
+
+def outcomes(results: Sequence[QueryResult]) -> list[QueryOutcome]:
+    return [QueryOutcome(q.case.id, q.case.should_trigger, q.triggers, q.valid_runs, bool(q.passed))
+            for q in results]
+
+
+class Optimizer:
+    """One trigger_opt job (see the module docstring)."""
+
+    def __init__(self, job: "JobContext", opt: OptimizeSettings) -> None:
+        self.job = job
+        self.opt = opt
+        self.console = job.console
+
+    # -- set-up ---------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        job = self.job
+        self.skill: Skill = job.load_skill()
+        self.cases: list[TriggerCase] = job.load_cases(self.skill)
+        check_two_classes(self.cases, f"the eval set {job.cases_path(self.skill)}")
+        self.distractors = job.load_distractors()
+        self.splitter_name = str(job.cfg.splitter.get("name"))
+        self.split: Split = job.build("splitter", job.cfg.splitter).split(self.cases)
+        self.proposer = job.build("proposer", job.cfg.proposer)
+        self.runner: TrialRunner = job.new_runner()
+        self.by_id = {c.id: c for c in self.cases}
+        self.key = run_key(job.cfg, self.skill, self.cases)
+        self.states = StateStore(job.store, job.identity_row(), self.skill.name, self.key)
+        self.plan = make_plan(self.split, max_runs(self.runner.settings), self.opt, self.proposer)
+
+    def check_budget(self) -> None:
+        b, plan = self.job.budget, self.plan
+        if b is None:
+            return
+        if b.max_calls is not None and b.max_calls < plan.one_iteration:
+            raise UserError(
+                f"budget.max_calls={b.max_calls} is too small for one iteration: the original "
+                f"({plan.initial}), one round of {self.opt.candidates} candidates "
+                f"({plan.iteration}) and the final test ({plan.final}) need up to "
+                f"{plan.one_iteration} calls")
+        per_call = self._cost_per_trial()
+        if b.max_usd is not None and per_call is not None and b.max_usd < per_call * plan.one_iteration:
+            raise UserError(
+                f"budget.max_usd={b.max_usd} is too small for one iteration: up to "
+                f"{plan.one_iteration} calls at about ${per_call:.5f} each "
+                f"(${per_call * plan.one_iteration:.4f})")
+
+    def _cost_per_trial(self) -> float | None:
+        listing = [self.skill, *self.distractors]
+        tokens_in = 300 + sum(len(s.name) + len(s.description) + 4 for s in listing) // 4 + 40
+        try:
+            return self.job.backend.estimate_cost_usd(tokens_in, 60)
+        except Exception:  # an estimate is best effort
+            return None
+
+    def print_plan(self) -> None:
+        p, s, b = self.plan, self.split, self.job.budget
+        runs = max_runs(self.runner.settings)
+        per_call = self._cost_per_trial()
+        cost = f", ≈${per_call * p.total:.4f} at most" if per_call else ", cost: not estimable"
+        sel = "validation" if s.validation else "train (no validation split)"
+        self.console.print(
+            f"[bold]trigger_opt[/bold] {self.skill.name}: split {self.splitter_name} "
+            f"train {len(s.train)} / validation {len(s.validation)} / test {len(s.test)}; "
+            f"backend {self.job.backend.name}/{self.job.backend.model}, proposer {self.proposer.name}")
+        self.console.print(
+            f"plan: ≤{self.opt.max_iterations} iterations × {self.opt.candidates} candidates, "
+            f"≤{runs} runs/query ({self.runner.settings.policy}); per iteration ≤{p.iteration} calls "
+            f"({p.proposer_calls} proposer); total ≤{p.total} calls{cost}; selection by {sel}, "
+            f"paired {self.opt.paired_test} α={self.opt.alpha}")
+        if b is not None and (b.max_calls is not None or b.max_usd is not None):
+            self.console.print(f"budget: max_calls={b.max_calls} max_usd={b.max_usd} "
+                               f"(≤{p.final} calls kept back for the final test)")
+
+    # -- evaluation ------------------------------------------------------------------------
+
+    async def evaluate(self, description: str, label: str) -> tuple[list[QueryOutcome], list[QueryOutcome]]:
+        skill = self.skill.with_description(description)
+        cases = [*self.split.train, *self.split.validation]
+        results = await self.runner.evaluate(skill, cases, self.distractors, label=label)
+        self._check_valid(results)
+        out = outcomes(results)
+        n = len(self.split.train)
+        return out[:n], out[n:]
+
+    def _check_valid(self, results: Sequence[QueryResult]) -> None:
+        trials = sum(q.runs for q in results)
+        if trials and not any(q.valid_runs for q in results):
+            raise HarnessError(f"no valid trials: all {trials} trials errored or timed out; "
+                               "nothing was measured — check the backend settings")
+
+    def request(self, state: LoopState, iteration: int) -> ProposalRequest:
+        """What the proposer sees: train results and train scores only, by construction."""
+        def scores(entry: Entry) -> tuple[QueryScore, ...]:
+            return tuple(QueryScore(self.by_id[o.case_id].query, o.should_trigger, o.triggers,
+                                    o.runs, o.passed) for o in entry.train)
+
+        inc = state.best
+        history = tuple(Attempt(e.iteration, e.description, passed(e.train), len(e.train), scores(e))
+                        for e in state.entries if e is not inc)
+        return ProposalRequest(self.skill.name, self.skill.body, inc.description, scores(inc),
+                               history, iteration, self.opt.candidates)
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def _stop_reason(self, state: LoopState, iteration: int) -> str | None:
+        inc = state.best
+        if passed(inc.train) == len(inc.train) and passed(inc.validation) == len(inc.validation):
+            return f"all_passed (iteration {iteration})"
+        if iteration >= self.opt.max_iterations:
+            return f"max_iterations ({self.opt.max_iterations})"
+        if state.since_improvement >= self.opt.patience:
+            return f"plateau (iteration {iteration}, patience {self.opt.patience})"
+        return None
+
+    async def iterate(self, state: LoopState) -> LoopState:
+        if not state.entries:
+            train, val = await self.evaluate(self.skill.description, "original")
+            entry = Entry(0, 0, self.skill.description, "original", train, val, decision="original")
+            state.entries.append(entry)
+            state.exit_reason = self._stop_reason(state, 0)
+            self.states.checkpoint(state, [entry])
+            self._print_entry(entry, state)
+        while state.exit_reason is None:
+            it = state.iteration + 1
+            request = self.request(state, it)
+            try:
+                proposals = await self.proposer.propose(request, backend=self.job.backend,
+                                                        budget=self.job.budget)
+                self._log_proposals(it, request, proposals)
+            except HarnessError as exc:
+                self.console.print(f"[yellow]proposer failed: {exc}[/yellow]")
+                state.iteration = it
+                state.exit_reason = f"proposer_failed (iteration {it})"
+                self.states.checkpoint(state, [])
+                break
+            tried = state.tried()
+            proposals = [p for p in proposals if p.description not in tried]
+            if not proposals:
+                state.iteration = it
+                state.exit_reason = f"no_new_candidates (iteration {it})"
+                self.states.checkpoint(state, [])
+                break
+            new: list[Entry] = []
+            for k, prop in enumerate(proposals):
+                train, val = await self.evaluate(prop.description, f"iter {it} cand {k + 1}")
+                new.append(Entry(it, k + 1, prop.description, prop.proposer, train, val,
+                                 proposer_calls=prop.calls))
+            ranked = sorted(new, key=lambda e: rank_key(e.train, e.validation, e.description))
+            for r, e in enumerate(ranked, 1):
+                e.rank = r
+            inc = state.best
+            top = ranked[0]
+            cmp = compare(top.train + top.validation, inc.train + inc.validation,
+                          alpha=self.opt.alpha, test=self.opt.paired_test)
+            better = rank_key(top.train, top.validation, top.description) < \
+                rank_key(inc.train, inc.validation, inc.description)
+            top.p_value = cmp.p_value
+            state.entries.extend(new)
+            if cmp.replace and better:
+                top.decision = f"accepted ({cmp.describe()})"
+                state.incumbent = len(state.entries) - len(new) + new.index(top)
+                state.since_improvement = 0
+            else:
+                why = "no significant paired win" if better else "ranks below the incumbent"
+                top.decision = f"rejected: {why} ({cmp.describe()})"
+                state.since_improvement += 1
+            for e in ranked[1:]:
+                e.decision = f"rank {e.rank}"
+            state.iteration = it
+            state.exit_reason = self._stop_reason(state, it)
+            self.states.checkpoint(state, new)
+            for e in new:
+                self._print_entry(e, state)
+        return state
+
+    def _log_proposals(self, it: int, request: ProposalRequest, proposals: list) -> None:
+        """``logs/improve_iter_N.json`` (skill-creator §3.14, extended): exactly what the
+        proposer was given, and each candidate's prompts and answers."""
+        import dataclasses
+        import json
+
+        logs = self.job.output_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        body = {"iteration": it, "request": dataclasses.asdict(request),
+                "candidates": [{"final_description": p.description, "char_count": len(p.description),
+                                "attempts": p.attempts, "rejected": p.rejected, **p.log}
+                               for p in proposals]}
+        (logs / f"improve_iter_{it}.json").write_text(json.dumps(body, indent=2, ensure_ascii=False),
+                                                      encoding="utf-8")
+
+    def _print_entry(self, e: Entry, state: LoopState) -> None:
+        star = "★" if state.best is e else " "
+        val = f" val {passed(e.validation)}/{len(e.validation)}" if e.validation else ""
+        self.console.print(f"{star} it {e.iteration} c{e.candidate}: train "
+                           f"{passed(e.train)}/{len(e.train)}{val}  {e.decision}  "
+                           f"[dim]{e.description[:90]}{'…' if len(e.description) > 90 else ''}[/dim]")
+
+    async def final_test(self, state: LoopState) -> dict[str, list[QueryResult]]:
+        if not self.split.test:
+            return {}
+        out: dict[str, list[QueryResult]] = {}
+        for label, desc in (("original", state.original.description),
+                            ("best", state.best.description)):
+            if label == "best" and desc == state.original.description:
+                out["best"] = out["original"]
+                continue
+            out[label] = await self.runner.evaluate(self.skill.with_description(desc),
+                                                    list(self.split.test), self.distractors,
+                                                    label=f"test: {label}")
+        return out
+
+    async def run(self) -> tuple[LoopState, dict[str, list[QueryResult]], bool]:
+        from skilleval.trigger.experiment import run_self_check
+
+        state = self.states.load() if self.opt.resume else None
+        if state is not None:
+            self.console.print(f"[cyan]resuming[/cyan] {self.key}: iterations 0–{state.iteration} "
+                               f"finished earlier (runs {', '.join(state.runs)}); "
+                               + ("loop already finished, going to test" if state.exit_reason
+                                  else f"continuing with iteration {state.iteration + 1}"))
+        else:
+            state = LoopState(self.key)
+            self.states.record_split(self.splitter_name, self.split)
+        state.runs.append(self.job.run_id)
+        await run_self_check(self.job, self.skill, self.distractors)
+        budget = self.job.budget
+        held = None
+        if budget is not None and budget.max_calls is not None:
+            held = budget.max_calls
+            budget.max_calls = max(0, held - self.plan.final)
+        try:
+            state = await self.iterate(state)
+        except BudgetExhausted as exc:
+            state.exit_reason = f"budget (iteration {state.iteration}): {exc}"
+            self.console.print(f"[yellow]stopped: {exc}; keeping what was learned[/yellow]")
+            if state.entries:
+                self.states.checkpoint(state, [])
+        finally:
+            if held is not None:
+                budget.max_calls = held
+        if not state.entries:
+            raise HarnessError("the budget ran out before the original description was evaluated")
+        partial_test = False
+        try:
+            tests = await self.final_test(state)
+        except BudgetExhausted as exc:
+            self.console.print(f"[yellow]test evaluation stopped: {exc}[/yellow]")
+            tests, partial_test = {}, True
+        return state, tests, partial_test
+
+
+def run_trigger_opt(job: "JobContext") -> int:
+    from skilleval.optimize import report
+
+    opt = OptimizeSettings.from_cfg(job.cfg.get("optimize"))
+    o = Optimizer(job, opt)
+    o.prepare()
+    o.check_budget()
+    o.print_plan()
+    with job.progress():
+        state, tests, partial_test = asyncio.run(o.run())
+    o.proposer_calls = int(getattr(o.proposer, "calls_made", 0))
+    o.proposer_cost = float(getattr(o.proposer, "cost_usd", 0.0))
+    calls = o.runner.calls_made + o.proposer_calls
+    state.calls += calls
+    state.cost_usd += o.runner.cost_usd + o.proposer_cost
+    result = report.build_results(o, state, tests, calls=calls, partial_test=partial_test)
+    report.write_outputs(o, result)
+    report.print_summary(o, state, tests, result)
+    job.summary.update(calls_made=calls, calls_cached=o.runner.calls_cached,
+                       cost_usd=o.runner.cost_usd + o.proposer_cost,
+                       exit_reason=state.exit_reason, best_test=result.get("best_test_score"),
+                       original_test=result.get("original_test_score"))
+    if opt.apply:
+        from skilleval.optimize.apply import apply_description
+
+        apply_description(job, o.skill, state.best.description)
+    return 0
+
+
+def trigger_opt_factory(params: Any) -> Any:
+    return run_trigger_opt

@@ -1,0 +1,217 @@
+"""trigger_opt outputs: ``results.json`` (skill-creator's run_loop shape, reference §3.13,
+plus our fields), ``best_description.txt`` and the console summary (a word diff of the
+description and the queries whose verdict flipped)."""
+from __future__ import annotations
+
+import difflib
+import json
+from typing import TYPE_CHECKING, Any, Sequence
+
+from rich.table import Table
+from rich.text import Text
+
+from skilleval.optimize.selection import QueryOutcome, passed, run_accuracy
+from skilleval.stats import estimate, mcnemar_exact
+from skilleval.trigger.metrics import summarize
+from skilleval.trigger.runner import QueryResult
+
+if TYPE_CHECKING:
+    from skilleval.optimize.loop import Optimizer
+    from skilleval.optimize.state import Entry, LoopState
+
+
+def _result(o: QueryOutcome, query: str) -> dict[str, Any]:
+    rate = o.triggers / o.runs if o.runs else None
+    return {"query": query, "should_trigger": o.should_trigger, "trigger_rate": rate,
+            "triggers": o.triggers, "runs": o.runs, "pass": o.passed}
+
+
+def _score(outs: Sequence[QueryOutcome]) -> str | None:
+    return f"{passed(outs)}/{len(outs)}" if outs else None
+
+
+def _test_block(results: list[QueryResult] | None, confidence: float) -> dict[str, Any] | None:
+    if not results:
+        return None
+    s = summarize(results, confidence)
+    return {"passed": s.passed, "failed": s.failed, "total": s.total_queries,
+            "score": f"{s.passed}/{s.total_queries}",
+            "accuracy": s.queries["accuracy"].to_dict(),
+            "run_accuracy": s.runs["accuracy"].to_dict(),
+            "precision": s.queries["precision"].to_dict(), "recall": s.queries["recall"].to_dict(),
+            "results": [{"query": q.case.query, "should_trigger": q.case.should_trigger,
+                         "trigger_rate": q.trigger_rate, "triggers": q.triggers,
+                         "runs": q.valid_runs, "pass": bool(q.passed)} for q in results]}
+
+
+def build_results(o: "Optimizer", state: "LoopState", tests: dict[str, list[QueryResult]], *,
+                  calls: int, partial_test: bool) -> dict[str, Any]:
+    conf = o.runner.settings.confidence
+    by_id = o.by_id
+    best, orig = state.best, state.original
+    test_orig = _test_block(tests.get("original"), conf)
+    test_best = _test_block(tests.get("best"), conf)
+    history = []
+    for e in state.entries:
+        train = [_result(x, by_id[x.case_id].query) for x in e.train]
+        val = [_result(x, by_id[x.case_id].query) for x in e.validation]
+        t = test_best if e is best else test_orig if e is orig else None
+        history.append({
+            "iteration": e.iteration, "candidate": e.candidate, "description": e.description,
+            "proposer": e.proposer, "decision": e.decision, "p_value": e.p_value, "rank": e.rank,
+            "train_passed": passed(e.train), "train_failed": len(e.train) - passed(e.train),
+            "train_total": len(e.train), "train_results": train,
+            "validation_passed": passed(e.validation) if e.validation else None,
+            "validation_failed": len(e.validation) - passed(e.validation) if e.validation else None,
+            "validation_total": len(e.validation) if e.validation else None,
+            "validation_results": val if e.validation else None,
+            "train_run_accuracy": run_accuracy(e.train),
+            "validation_run_accuracy": run_accuracy(e.validation),
+            "test_passed": t["passed"] if t else None, "test_failed": t["failed"] if t else None,
+            "test_total": t["total"] if t else None, "test_results": t["results"] if t else None,
+            # skill-creator's backward-compatible copies of the train figures
+            "passed": passed(e.train), "failed": len(e.train) - passed(e.train),
+            "total": len(e.train), "results": train,
+        })
+    test_pair = None
+    if tests.get("original") and tests.get("best"):
+        po = {q.case.id: bool(q.passed) for q in tests["original"]}
+        wins = sum(1 for q in tests["best"] if q.passed and not po[q.case.id])
+        losses = sum(1 for q in tests["best"] if not q.passed and po[q.case.id])
+        test_pair = {"wins": wins, "losses": losses, "p_value": mcnemar_exact(wins, losses),
+                     "test": "exact McNemar on per-query pass/fail (information only)"}
+    best_train_acc = passed(best.train) / len(best.train) if best.train else None
+    gap = None
+    if test_best and best_train_acc is not None:
+        gap = best_train_acc - test_best["accuracy"]["value"]
+    n = len(o.cases)
+    return {
+        "exit_reason": state.exit_reason,
+        "original_description": orig.description,
+        "best_description": best.description,
+        "best_score": (test_best or {}).get("score") or _score(best.validation) or _score(best.train),
+        "best_train_score": _score(best.train),
+        "best_test_score": (test_best or {}).get("score"),
+        "final_description": state.entries[-1].description,
+        "iterations_run": state.iteration,
+        "holdout": round(len(o.split.test) / n, 4) if n else 0.0,
+        "train_size": len(o.split.train),
+        "test_size": len(o.split.test),
+        "history": history,
+        # ours
+        "skill_name": o.skill.name,
+        "validation_size": len(o.split.validation),
+        "splitter": o.splitter_name,
+        "selected_by": "validation" if o.split.validation else "train",
+        "best_validation_score": _score(best.validation),
+        "original_train_score": _score(orig.train),
+        "original_validation_score": _score(orig.validation),
+        "original_test_score": (test_orig or {}).get("score"),
+        "test": {"original": test_orig, "best": test_best, "paired": test_pair,
+                 "partial": partial_test},
+        "train_test_gap": gap,
+        "selection": {"paired_test": o.opt.paired_test, "alpha": o.opt.alpha,
+                      "patience": o.opt.patience, "candidates": o.opt.candidates,
+                      "max_iterations": o.opt.max_iterations},
+        "calls": calls, "calls_cached": o.runner.calls_cached,
+        "trial_calls": o.runner.calls_made, "proposer_calls": o.proposer_calls,
+        "cost_usd": o.runner.cost_usd + o.proposer_cost,
+        "calls_all_runs": state.calls, "cost_usd_all_runs": state.cost_usd,
+        "plan": {"max_calls": o.plan.total, "per_iteration": o.plan.iteration},
+        "run_key": state.run_key, "runs": state.runs, "proposer": o.proposer.name,
+        "backend": o.job.backend.name, "model": o.job.backend.model,
+    }
+
+
+def write_outputs(o: "Optimizer", result: dict[str, Any]) -> None:
+    out = o.job.output_dir
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n",
+                                      encoding="utf-8")
+    (out / "best_description.txt").write_text(result["best_description"] + "\n", encoding="utf-8")
+
+
+def word_diff(old: str, new: str) -> Text:
+    a, b = old.split(), new.split()
+    text = Text()
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    if matcher.ratio() < 0.4:  # a rewrite: interleaving would be unreadable
+        text.append(old, style="red strike")
+        text.append("\n  → ")
+        text.append(new, style="green")
+        return text
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("delete", "replace"):
+            text.append(" ".join(a[i1:i2]) + " ", style="red strike")
+        if tag in ("insert", "replace"):
+            text.append(" ".join(b[j1:j2]) + " ", style="green")
+        if tag == "equal":
+            text.append(" ".join(a[i1:i2]) + " ")
+    return text
+
+
+def _fmt(block: dict[str, Any] | None) -> str:
+    if not block:
+        return "—"
+    a = block["accuracy"]
+    return f"{block['score']}  {a['value']:.0%} [{a['low']:.0%}, {a['high']:.0%}]"
+
+
+def _acc(outs: Sequence[QueryOutcome]) -> str:
+    if not outs:
+        return "—"
+    e = estimate(passed(outs), len(outs))
+    return f"{passed(outs)}/{len(outs)}  {e.value:.0%} [{e.low:.0%}, {e.high:.0%}]"
+
+
+def print_summary(o: "Optimizer", state: "LoopState", tests: dict[str, list[QueryResult]],
+                  result: dict[str, Any]) -> None:
+    con = o.job.out
+    best, orig = state.best, state.original
+    table = Table(title=f"trigger_opt: {o.skill.name} ({result['exit_reason']})")
+    table.add_column("split")
+    table.add_column("original")
+    table.add_column("best")
+    table.add_row("train", _acc(orig.train), _acc(best.train))
+    if o.split.validation:
+        table.add_row("validation", _acc(orig.validation), _acc(best.validation))
+    test = result["test"]
+    table.add_row("[bold]test (held out)[/bold]", _fmt(test["original"]), _fmt(test["best"]))
+    con.print(table)
+    if best is orig:
+        con.print("No candidate beat the original in a paired comparison; the original is kept.")
+    else:
+        con.print(Text("description diff: ", style="bold") + word_diff(orig.description, best.description))
+    flips = _flips(o, state, tests)
+    if flips:
+        con.print("[bold]queries that flipped[/bold] (original → best):")
+        for split, q, should, a, b, ok in flips:
+            mark = "[green]fixed[/green]" if ok else "[red]broke[/red]"
+            exp = "should trigger" if should else "should not"
+            con.print(f"  {mark} {split:<10} {exp:<14} {a} → {b}  {q[:80]!r}")
+    gap = result.get("train_test_gap")
+    if gap is not None:
+        flag = "  [yellow](large: likely over-fitting)[/yellow]" if gap > 0.25 else ""
+        con.print(f"train–test gap of the best: {gap:+.0%}{flag}")
+    con.print(f"backend calls: {result['calls']} ({result['trial_calls']} trials + "
+              f"{result['proposer_calls']} proposer), {result['calls_cached']} trials cached, "
+              f"${result['cost_usd']:.4f}; outputs in {o.job.output_dir}")
+
+
+def _flips(o: "Optimizer", state: "LoopState", tests: dict[str, list[QueryResult]]) -> list[tuple]:
+    best, orig = state.best, state.original
+    out = []
+    pairs: list[tuple[str, list[QueryOutcome], list[QueryOutcome]]] = [
+        ("train", orig.train, best.train), ("validation", orig.validation, best.validation)]
+    if tests.get("original") and tests.get("best"):
+        from skilleval.optimize.loop import outcomes
+
+        pairs.append(("test", outcomes(tests["original"]), outcomes(tests["best"])))
+    for split, a_list, b_list in pairs:
+        before = {x.case_id: x for x in a_list}
+        for b in b_list:
+            a = before.get(b.case_id)
+            if a is not None and a.passed != b.passed:
+                out.append((split, o.by_id[b.case_id].query, b.should_trigger,
+                            f"{a.triggers}/{a.runs}", f"{b.triggers}/{b.runs}", b.passed))
+    return out

@@ -1,0 +1,99 @@
+"""How ``trigger_opt`` ranks candidates and decides when one replaces the incumbent.
+
+Ranking (best first), per issue #3: validation queries passed, then validation per-run
+accuracy, then train queries passed, then the shorter description. With no validation
+split (``splitter=holdout`` or ``none``) the validation keys are empty and train decides.
+
+Replacement: the top-ranked candidate replaces the incumbent only when it wins a *paired*
+comparison on the same queries (train + validation): among the queries where exactly one
+of the two passes, the candidate must win more (b > c) and the exact McNemar test
+(binomial on the discordant pairs) must give p < ``alpha``. ``paired_test=sign`` uses a sign
+test on per-query correctness rates instead (a should-trigger query's trigger rate, a
+should-not query's 1 - rate), which also counts changes that do not flip a verdict. A point
+difference of one or two queries on a 15-query split is noise, and is not enough.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from scipy import stats as _st
+
+from skilleval.stats import mcnemar_exact
+
+
+@dataclass(frozen=True)
+class QueryOutcome:
+    """One query under one description (JSON-friendly)."""
+
+    case_id: str
+    should_trigger: bool
+    triggers: int
+    runs: int  # valid runs
+    passed: bool
+
+    @property
+    def correct_rate(self) -> float:
+        if not self.runs:
+            return 0.0
+        rate = self.triggers / self.runs
+        return rate if self.should_trigger else 1.0 - rate
+
+    def to_dict(self) -> dict:
+        return {"case_id": self.case_id, "should_trigger": self.should_trigger,
+                "triggers": self.triggers, "runs": self.runs, "passed": self.passed}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "QueryOutcome":
+        return cls(d["case_id"], d["should_trigger"], d["triggers"], d["runs"], d["passed"])
+
+
+def passed(outcomes: Sequence[QueryOutcome]) -> int:
+    return sum(o.passed for o in outcomes)
+
+
+def run_accuracy(outcomes: Sequence[QueryOutcome]) -> float | None:
+    """Share of valid runs that went the right way (TP + TN over runs)."""
+    n = sum(o.runs for o in outcomes)
+    if not n:
+        return None
+    good = sum(o.triggers if o.should_trigger else o.runs - o.triggers for o in outcomes)
+    return good / n
+
+
+def rank_key(train: Sequence[QueryOutcome], validation: Sequence[QueryOutcome],
+             description: str) -> tuple:
+    """Sort key, smaller is better."""
+    return (-passed(validation), -(run_accuracy(validation) or 0.0), -passed(train),
+            -(run_accuracy(train) or 0.0), len(description))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    wins: int  # b: queries the candidate gets right and the incumbent wrong
+    losses: int  # c
+    p_value: float
+    replace: bool
+    test: str
+
+    def describe(self) -> str:
+        return f"+{self.wins}/-{self.losses} vs incumbent, {self.test} p={self.p_value:.3g}"
+
+
+def compare(candidate: Sequence[QueryOutcome], incumbent: Sequence[QueryOutcome], *,
+            alpha: float = 0.1, test: str = "mcnemar") -> Comparison:
+    """Paired comparison over the same queries (matched by case id)."""
+    inc = {o.case_id: o for o in incumbent}
+    pairs = [(o, inc[o.case_id]) for o in candidate if o.case_id in inc]
+    if test == "sign":
+        wins = sum(1 for a, b in pairs if a.correct_rate > b.correct_rate)
+        losses = sum(1 for a, b in pairs if a.correct_rate < b.correct_rate)
+        p = 1.0 if wins + losses == 0 else float(
+            _st.binomtest(wins, wins + losses, 0.5, alternative="greater").pvalue)
+    elif test == "mcnemar":
+        wins = sum(1 for a, b in pairs if a.passed and not b.passed)
+        losses = sum(1 for a, b in pairs if b.passed and not a.passed)
+        p = mcnemar_exact(wins, losses)
+    else:  # validated at config time; kept as a guard
+        raise ValueError(f"unknown paired test {test!r}")
+    return Comparison(wins, losses, p, wins > losses and p < alpha, test)
