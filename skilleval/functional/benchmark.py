@@ -119,9 +119,13 @@ def notes(bench: dict[str, Any], primary: str, baseline: str) -> list[str]:
         for e in r.get("expectations", []):
             if isinstance(e.get("passed"), bool):
                 per_exp[(str(r.get("eval_name", r["eval_id"])), e["text"])][r["configuration"]].append(e["passed"])
+    always: dict[str, list[str]] = defaultdict(list)
     for (ev, text), by_cfg in per_exp.items():
         if {primary, baseline} <= set(by_cfg) and all(all(v) for v in by_cfg.values()):
-            out.append(f"[{ev}] passes in every run of every arm (does not discriminate): {text}")
+            always[ev].append(text)
+    for ev, texts in always.items():
+        out.append(f"[{ev}] {len(texts)} expectation(s) pass in every run of every arm and do not "
+                   "discriminate: " + "; ".join(texts))
     for row in bench["per_eval"]:
         for c in (primary, baseline):
             sd = row[c]["pass_rate"]["stddev"]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omegaconf import OmegaConf
+from rich.markup import escape
 from rich.table import Table
 
 from skilleval.errors import HarnessError, UserError
@@ -199,8 +200,10 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
     st = setup.runner.stats
     job.console.print(f"executions: {st['executions_run']} run, {st['executions_cached']} from the store; "
                       f"grades: {st['grades_run']} graded, {st['grades_cached']} from the store")
-    for n in bench["notes"]:
-        job.console.print(f"[dim]note:[/dim] {n}")
+    for n in bench["notes"][:8]:
+        job.console.print(f"[dim]note:[/dim] {escape(n)}")
+    if len(bench["notes"]) > 8:
+        job.console.print(f"[dim]({len(bench['notes']) - 8} more notes in benchmark.md)[/dim]")
 
 
 def functional_eval_factory(params: Any) -> Any:

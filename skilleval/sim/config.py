@@ -78,7 +78,7 @@ class Faults:
                 status = int(c.fail_next.pop(0))
                 if status == 200 and not streaming:
                     status = 529
-                self._count(str(status))
+                self._count("stream_error" if status == 200 else str(status))
                 return status
             u = self._rng.random()
             for rate, status in ((c.overloaded_rate, 529), (c.rate_limit_rate, 429),

@@ -7,8 +7,8 @@ How it decides whether a skill fires for a query (all lexical, all deterministic
 2. Each listed skill's description is split into sentences. A sentence that states a scope
    exclusion ("Not for ...", "Do not use ...", "... instead", "out of scope") contributes
    *negative* terms; every other sentence, and the skill name, contributes *positive* terms.
-3. A skill's relevance to the query is Okapi BM25 over its positive terms (k1=1.2, b=0.75,
-   length-normalised against the listing's average description length), with each query
+3. A skill's relevance to the query is Okapi BM25 over its positive terms (k1=1.2, b=0.3,
+   length-normalised against a typical description of 30 content terms), with each query
    term weighted by a fixed informativeness weight (generic request words such as "file",
    "help" or "project" weigh less than specific ones), minus a penalty for every query term
    that falls in a negative clause.
@@ -36,7 +36,7 @@ from typing import Sequence
 
 from skilleval.domain import ListedSkill
 
-_WORD = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")  # "results.csv" -> results, csv
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n+")
 _EXCLUSION = re.compile(
     r"\b(not for|not to be used|do not use|don't use|never use|not intended|out of scope|"
@@ -61,15 +61,25 @@ GENERIC = frozenset(
     quick simple time today list lists run show give look check find fix tell explain""".split()
 )
 _SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ed", "ies", "es", "s", "ly")
+_ES_AFTER = ("s", "x", "z", "ch", "sh")
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A deliberately small suffix stemmer (Porter would be overkill for a simulator)."""
+    """A deliberately small suffix stemmer (Porter would be overkill for a simulator):
+    one inflectional suffix off, then a final silent "e", so that write/writing/writes,
+    table/tables and merge/merged/merges meet."""
     for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             base = word[: -len(suffix)]
-            return base + "y" if suffix == "ies" else base
+            if suffix == "ies":
+                base += "y"
+            elif suffix == "es" and not base.endswith(_ES_AFTER):
+                base = word[:-1]  # "spaces" -> "space": only the s was a suffix
+            word = base
+            break
+    if word.endswith("e") and len(word) > 4:
+        word = word[:-1]
     return word
 
 
@@ -130,12 +140,13 @@ def profile(skill: ListedSkill) -> SkillProfile:
 class Params:
     """Calibration of the simulator; exposed as stub backend parameters."""
 
-    slope: float = 1.6
-    midpoint: float = 2.2
+    slope: float = 1.8
+    midpoint: float = 1.6
     exclusion_penalty: float = 1.2
     competitor_temperature: float = 0.6
     k1: float = 1.2
-    b: float = 0.75
+    b: float = 0.3
+    typical_length: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -150,7 +161,9 @@ def relevance(listing: Sequence[ListedSkill], query: str, params: Params) -> dic
     profiles = [profile(s) for s in listing]
     if not profiles:
         return {}
-    avg_len = sum(p.length for p in profiles) / len(profiles)
+    # Normalised against a fixed typical description length, not the listing's average:
+    # a long description dilutes each match whether or not competitors are listed.
+    avg_len = params.typical_length
     q_unique = set(q)
     scores: dict[str, float] = {}
     for prof in profiles:

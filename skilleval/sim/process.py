@@ -90,3 +90,31 @@ def wait_until(predicate: Any, timeout: float = 5.0, interval: float = 0.05) -> 
             return True
         time.sleep(interval)
     return bool(predicate())
+
+
+def locate_claude_cli(install: bool = True) -> tuple[str | None, str]:
+    """(path to the pinned real `claude` binary, reason when None).
+
+    ``SKILLEVAL_CLAUDE_BIN`` wins; otherwise ``.ci/install-claude-cli.sh`` installs (or finds)
+    the pinned version under ``.cache/claude-cli/``. None only when npm is truly unavailable
+    or the install failed, with the reason.
+    """
+    import shutil
+    from pathlib import Path
+
+    explicit = os.environ.get("SKILLEVAL_CLAUDE_BIN")
+    if explicit:
+        return (explicit, "") if os.access(explicit, os.X_OK) else (None, f"SKILLEVAL_CLAUDE_BIN={explicit} is not executable")
+    root = Path(__file__).resolve().parents[2]
+    script = root / ".ci" / "install-claude-cli.sh"
+    if not script.exists():
+        return None, f"{script} is missing"
+    if not install:
+        found = sorted(root.glob(".cache/claude-cli/*/node_modules/.bin/claude"))
+        return (str(found[-1]), "") if found else (None, "claude CLI not installed")
+    if shutil.which("npm") is None and not list(root.glob(".cache/claude-cli/*/.installed")):
+        return None, "npm is not installed, so the real claude CLI cannot be installed"
+    proc = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        return None, f"install-claude-cli.sh failed: {proc.stderr.strip()[-300:]}"
+    return proc.stdout.strip().splitlines()[-1], ""

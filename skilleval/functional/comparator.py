@@ -1,0 +1,183 @@
+"""``compare``: blind A/B comparison in both orders, then an unblinding analyzer.
+
+For every eval x repeat, the primary and baseline arms' outputs are judged twice with
+skill-creator's comparator rubric: once as (A=primary, B=baseline), once swapped. The two
+verdicts are unblinded; when they disagree the pair is a TIE, and the share of pairs whose two
+orders agree is reported as *position consistency*. Then the analyzer (post-hoc mode) reads
+the comparison, both skills and both transcripts, and writes ``analysis.json`` per eval.
+Comparisons are cached in the store by the two execution keys and the order.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.table import Table
+from scipy import stats as _st
+
+from skilleval.functional.prompts import (analyzer_prompt, comparator_prompt, extract_json,
+                                          reask_prompt, render_files, validate_analysis,
+                                          validate_comparison)
+from skilleval.functional.records import digest, now, rows_by_key
+from skilleval.functional.runner import RunRecord
+from skilleval.functional.workspace import _dump, next_iteration
+
+if TYPE_CHECKING:
+    from skilleval.app import JobContext
+
+VERSION = 1
+
+
+async def ask_json(backend: Any, prompt: str, validate: Any, retries: int = 1) -> tuple[Any, str | None]:
+    ask, error = prompt, None
+    for _ in range(retries + 1):
+        try:
+            reply = await backend.complete(ask, max_tokens=4096)
+            return validate(extract_json(reply.text)), None
+        except ValueError as exc:
+            error = str(exc)
+            ask = reask_prompt(prompt, error)
+        except Exception as exc:  # noqa: BLE001 - a failed call is recorded, not raised
+            return None, f"{type(exc).__name__}: {exc}"
+    return None, f"invalid reply: {error}"
+
+
+def _files(rec: RunRecord) -> str:
+    return render_files(rec.request.sandbox, [o.path for o in rec.result.outputs])
+
+
+async def compare_pair(backend: Any, prim: RunRecord, base: RunRecord) -> dict[str, Any]:
+    exps = [e.text for e in prim.case.expectations]
+    fp, fb = _files(prim), _files(base)
+    (c1, e1), (c2, e2) = await asyncio.gather(
+        ask_json(backend, comparator_prompt(prim.case.prompt, exps, fp, fb), validate_comparison),
+        ask_json(backend, comparator_prompt(prim.case.prompt, exps, fb, fp), validate_comparison))
+    if c1 is None or c2 is None:
+        return {"status": "judge_error", "error": e1 or e2}
+    names = {"primary": prim.arm.name, "baseline": base.arm.name}
+    w1 = {"A": names["primary"], "B": names["baseline"], "TIE": "TIE"}[c1["winner"]]
+    w2 = {"A": names["baseline"], "B": names["primary"], "TIE": "TIE"}[c2["winner"]]
+    score_p = (c1["rubric"]["A"]["overall_score"] + c2["rubric"]["B"]["overall_score"]) / 2
+    score_b = (c1["rubric"]["B"]["overall_score"] + c2["rubric"]["A"]["overall_score"]) / 2
+    return {"status": "ok", "error": None, "order1": c1, "order2": c2, "order1_winner_arm": w1,
+            "order2_winner_arm": w2, "winner_arm": w1 if w1 == w2 else "TIE",
+            "consistent": w1 == w2, "score_primary": score_p, "score_baseline": score_b}
+
+
+async def run_compare_async(job: "JobContext", setup: Any) -> dict[str, Any]:
+    from skilleval.functional.experiment import run_records
+
+    prim_arm, base_arm = setup.arm("primary"), setup.arm("baseline")
+    records = await run_records(job, setup, [prim_arm, base_arm], grade=False)
+    pairs: list[tuple[RunRecord, RunRecord]] = []
+    for r in records:
+        if r.arm is prim_arm:
+            other = next(o for o in records if o.arm is base_arm and o.case.id == r.case.id
+                         and o.repeat == r.repeat)
+            if r.result and r.result.ok and other.result and other.result.ok:
+                pairs.append((r, other))
+    keys = [digest("compare", VERSION, p.request.key, b.request.key) for p, b in pairs]
+    cached = rows_by_key(job.store.lookup("comparisons", "key", keys, where="status = 'ok'"))
+    sem = asyncio.Semaphore(int(setup.fcfg.get("concurrency", 4)))
+
+    async def one(pair: tuple[RunRecord, RunRecord], key: str) -> dict[str, Any]:
+        row = cached.get(key)
+        if row is not None:
+            c = json.loads(row["comparison_json"])
+            return {**c, "cached": True}
+        async with sem:
+            return await compare_pair(job.backend, *pair)
+    results = await asyncio.gather(*(one(p, k) for p, k in zip(pairs, keys)))
+    ws = Path(setup.fcfg["workspace"]).expanduser() if setup.fcfg.get("workspace") else job.output_dir / "workspace"
+    it = ws / f"iteration-{setup.fcfg.get('iteration') or max(1, next_iteration(ws) - 1)}"
+    analyses: dict[str, Any] = {}
+    for case in setup.cases:
+        idx = [i for i, (p, _) in enumerate(pairs) if p.case.id == case.id and results[i]["status"] == "ok"]
+        wins = Counter(results[i]["winner_arm"] for i in idx)
+        for n, i in enumerate(idx):
+            _dump(it / case.dir_name / f"comparison-{n + 1}.json",
+                  {**results[i]["order1"], "unblinded": {"A": prim_arm.name, "B": base_arm.name},
+                   "both_orders": {k: results[i][k] for k in ("order1_winner_arm", "order2_winner_arm",
+                                                            "winner_arm", "consistent")}})
+        decisive = [a for a in (prim_arm.name, base_arm.name) if wins[a]]
+        if not decisive:
+            continue
+        winner = max(decisive, key=lambda a: wins[a])
+        i = next(i for i in idx if results[i]["winner_arm"] == winner)
+        p, b = pairs[i]
+        wrec, lrec = (p, b) if winner == prim_arm.name else (b, p)
+        comp = results[i]["order1"]
+        letter = "A" if winner == prim_arm.name else "B"
+        analysis, err = await ask_json(job.backend, analyzer_prompt(
+            comp, letter, _skill_label(wrec), wrec.arm.skill.body if wrec.arm.skill else "",
+            _skill_label(lrec), lrec.arm.skill.body if lrec.arm.skill else "",
+            wrec.result.transcript, lrec.result.transcript), validate_analysis)
+        analyses[case.id] = analysis if analysis is not None else {"error": err}
+        _dump(it / case.dir_name / "analysis.json", analyses[case.id])
+    rows = []
+    for (p, b), k, res in zip(pairs, keys, results):
+        if res.get("cached"):
+            continue
+        rows.append({**job.identity_row(), "ts": now(), "key": k, "skill": setup.skill.name,
+                     "eval_id": p.case.id, "eval_name": p.case.name, "repeat": p.repeat,
+                     "arm_primary": prim_arm.name, "arm_baseline": base_arm.name,
+                     "execution_primary": p.request.key, "execution_baseline": b.request.key,
+                     "winner_arm": res.get("winner_arm"), "order1_winner_arm": res.get("order1_winner_arm"),
+                     "order2_winner_arm": res.get("order2_winner_arm"), "consistent": res.get("consistent"),
+                     "score_primary": res.get("score_primary"), "score_baseline": res.get("score_baseline"),
+                     "status": res["status"], "error": res.get("error"),
+                     "comparison_json": json.dumps({k2: v for k2, v in res.items() if k2 != "cached"}),
+                     "analysis_json": json.dumps(analyses.get(p.case.id)) if p.case.id in analyses else None})
+    w = job.store.writer("comparisons", job.experiment, job.run_id)
+    w.write(rows)
+    w.close()
+    ok = [r for r in results if r["status"] == "ok"]
+    tally = Counter(r["winner_arm"] for r in ok)
+    n_dec = tally[prim_arm.name] + tally[base_arm.name]
+    return {
+        "primary": prim_arm.name, "baseline": base_arm.name, "pairs": len(pairs), "judged": len(ok),
+        "judge_errors": len(results) - len(ok), "wins": {prim_arm.name: tally[prim_arm.name],
+                                                         base_arm.name: tally[base_arm.name], "TIE": tally["TIE"]},
+        "position_consistency": round(sum(r["consistent"] for r in ok) / len(ok), 4) if ok else None,
+        "sign_test_p": float(_st.binomtest(tally[prim_arm.name], n_dec).pvalue) if n_dec else None,
+        "per_eval": {c.name: dict(Counter(results[i]["winner_arm"] for i, (p, _) in enumerate(pairs)
+                                          if p.case.id == c.id and results[i]["status"] == "ok"))
+                     for c in setup.cases},
+        "workspace": str(it), "analyses": len(analyses),
+    }
+
+
+def _skill_label(rec: RunRecord) -> str:
+    return f"{rec.arm.name}:{rec.arm.skill.name}" if rec.arm.skill else f"{rec.arm.name}:(no skill)"
+
+
+def run_compare(job: "JobContext") -> int:
+    from skilleval.errors import HarnessError
+    from skilleval.functional.experiment import prepare
+
+    setup = prepare(job)
+    summary = asyncio.run(run_compare_async(job, setup))
+    (job.output_dir / "comparison_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    t = Table(title=f"blind comparison: {summary['primary']} vs {summary['baseline']} "
+                    f"({summary['judged']} pairs, both orders)")
+    for col in ("eval", f"{summary['primary']} wins", f"{summary['baseline']} wins", "ties"):
+        t.add_column(col, justify="left" if col == "eval" else "right")
+    for ev, w in summary["per_eval"].items():
+        t.add_row(ev, str(w.get(summary["primary"], 0)), str(w.get(summary["baseline"], 0)), str(w.get("TIE", 0)))
+    t.add_row("[bold]all[/bold]", *(str(summary["wins"][k]) for k in (summary["primary"], summary["baseline"], "TIE")))
+    job.out.print(t)
+    pc, p = summary["position_consistency"], summary["sign_test_p"]
+    job.out.print(f"position consistency: {'n/a' if pc is None else f'{pc:.0%}'} (orders agreed); "
+                  f"sign test p = {'n/a' if p is None else f'{p:.3g}'}; judge errors: {summary['judge_errors']}")
+    job.console.print(f"comparisons and analysis.json: {summary['workspace']}")
+    job.summary.update(summary)
+    if summary["pairs"] and not summary["judged"]:
+        raise HarnessError("every comparison failed: the comparator produced no valid verdict")
+    return 0
+
+
+def compare_factory(params: Any) -> Any:
+    return run_compare

@@ -1,0 +1,188 @@
+"""``skilleval import PATH``: load a skill-creator workspace into the store.
+
+Accepts every layout skill-creator produces (reference §7.2, §15.1):
+
+* ``run-N``: ``eval-X/<config>/run-N/{outputs/, grading.json, timing.json}``;
+* flat: ``eval-X/<config>/{outputs/, grading.json}`` (no ``run-*``; skill-creator's aggregator
+  silently finds nothing here, B13);
+* the legacy ``runs/`` prefix, a workspace holding ``iteration-N/`` folders, and eval folders
+  with descriptive names (not only ``eval-*``).
+
+``eval_metadata.json`` is read at the run, configuration *and* eval level (B15). Each run
+becomes one ``executions`` row and one ``grades`` row per expectation (judge ``imported``);
+output files are hashed and kept in the blob store. Re-importing the same workspace adds
+nothing: rows are keyed by content and existing keys are skipped.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from skilleval.errors import UserError
+from skilleval.functional.records import digest, now
+from skilleval.functional.sandbox import OutputFile, store_blobs
+from skilleval.store.catalog import Store, resolve_root
+from skilleval.store.schema import SCHEMA_VERSION
+
+ROLE = {"with_skill": "primary", "new_skill": "primary", "without_skill": "baseline", "old_skill": "baseline"}
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _is_run(d: Path) -> bool:
+    return (d / "grading.json").is_file() or (d / "outputs").is_dir()
+
+
+def _runs_of(config: Path) -> list[tuple[int, Path]]:
+    runs = []
+    for r in config.iterdir():
+        m = re.fullmatch(r"run-(\d+)", r.name)
+        if r.is_dir() and m:
+            runs.append((int(m.group(1)), r))
+    if runs:
+        return sorted(runs)
+    return [(1, config)] if _is_run(config) else []
+
+
+def discover(root: Path) -> list[dict[str, Any]]:
+    """Every run under a workspace: {iteration, eval_dir, config, run_number, run_dir}."""
+    if not root.is_dir():
+        raise UserError(f"workspace not found: {root}")
+    bases = [(None, root / "runs" if (root / "runs").is_dir() else root)]
+    its = sorted((int(m.group(1)), p) for p in root.iterdir()
+                 if p.is_dir() and (m := re.fullmatch(r"iteration-(\d+)", p.name)))
+    if its:
+        bases = [(n, p / "runs" if (p / "runs").is_dir() else p) for n, p in its]
+    found = []
+    for iteration, base in bases:
+        for ev in sorted(p for p in base.iterdir() if p.is_dir()):
+            for cfg in sorted(p for p in ev.iterdir() if p.is_dir() and p.name != "outputs"):
+                for num, run in _runs_of(cfg):
+                    found.append({"iteration": iteration, "eval_dir": ev, "config": cfg.name,
+                                  "run_number": num, "run_dir": run})
+    return found
+
+
+def _metadata(run: dict[str, Any]) -> dict[str, Any]:
+    for d in (run["run_dir"], run["run_dir"].parent, run["eval_dir"]):
+        meta = _json(d / "eval_metadata.json")
+        if isinstance(meta, dict):
+            return meta
+    return {}
+
+
+def import_workspace(root: Path, store: Store, skill: str | None = None) -> dict[str, Any]:
+    runs = discover(root)
+    if not runs:
+        raise UserError(f"{root}: no runs found (expected eval folders holding <config>/run-N/ or "
+                        "<config>/outputs with grading.json)")
+    run_id = "import-" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + \
+        hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:8]
+    ident = {"run_id": run_id, "sweep_id": run_id, "job_num": 0, "experiment": "import",
+             "schema_version": SCHEMA_VERSION}
+    exec_rows, grade_rows, skipped = [], [], 0
+    for run in runs:
+        d: Path = run["run_dir"]
+        grading = _json(d / "grading.json") or {}
+        timing = _json(d / "timing.json") or {}
+        meta = _metadata(run)
+        m = re.fullmatch(r"eval-(\d+)(?:-.*)?", run["eval_dir"].name)
+        eval_id = str(meta.get("eval_id", m.group(1) if m else run["eval_dir"].name))
+        eval_name = str(meta.get("eval_name") or run["eval_dir"].name.removeprefix("eval-"))
+        outputs = []
+        out_dir = d / "outputs"
+        if out_dir.is_dir():
+            for f in sorted(out_dir.rglob("*")):
+                if f.is_file():
+                    h = hashlib.sha256(f.read_bytes()).hexdigest()
+                    outputs.append(OutputFile("outputs/" + f.relative_to(out_dir).as_posix(), h, f.stat().st_size))
+            store_blobs(d, tuple(outputs), store.root / "blobs")
+        transcript = ""
+        for t in (out_dir / "transcript.md", d / "transcript.md"):
+            if t.is_file():
+                transcript = t.read_text(encoding="utf-8", errors="replace")
+                break
+        em = grading.get("execution_metrics") or {}
+        gt = grading.get("timing") or {}
+        seconds = gt.get("total_duration_seconds") or timing.get("total_duration_seconds") or 0.0
+        tokens = timing.get("total_tokens") or 0
+        key = digest("import", str(d.resolve()), grading, timing, [o.sha256 for o in outputs])
+        label = (f"iteration-{run['iteration']}/" if run["iteration"] else "") + \
+            f"{run['eval_dir'].name}/{run['config']}/run-{run['run_number']}"
+        exec_rows.append({
+            **ident, "ts": now(), "key": key, "backend": "imported", "model": None, "skill": skill,
+            "skill_hash": None, "arm": run["config"], "role": ROLE.get(run["config"], "other"),
+            "eval_id": eval_id, "eval_name": eval_name, "repeat": run["run_number"] - 1,
+            "prompt": meta.get("prompt"), "status": "ok", "skill_fired": None, "fired_skills": [],
+            "duration_s": float(seconds), "input_tokens": None, "output_tokens": None,
+            "total_tokens": int(tokens), "cost_usd": None,
+            "tool_calls_json": json.dumps(em.get("tool_calls") or {}),
+            "total_tool_calls": int(em.get("total_tool_calls") or 0), "turns": em.get("total_steps"),
+            "errors": int(em.get("errors_encountered") or 0),
+            "outputs": [{"path": o.path, "sha256": o.sha256, "size": o.size} for o in outputs],
+            "transcript": transcript, "settings_json": None, "effective_json": None, "error": None,
+            "backend_version": None, "source": f"skill-creator:{root.resolve()}::{label}",
+        })
+        for i, e in enumerate(grading.get("expectations") or []):
+            if not isinstance(e, dict) or "text" not in e:
+                skipped += 1
+                continue
+            passed = e.get("passed") if isinstance(e.get("passed"), bool) else None
+            grade_rows.append({
+                **ident, "ts": now(), "key": digest("import-grade", key, i, e.get("text")),
+                "execution_key": key, "judge": "imported", "skill": skill, "arm": run["config"],
+                "role": ROLE.get(run["config"], "other"), "eval_id": eval_id, "eval_name": eval_name,
+                "repeat": run["run_number"] - 1, "expectation_index": i, "expectation": str(e["text"]),
+                "spec_json": None, "status": "judge_error" if passed is None else "pass" if passed else "fail",
+                "passed": passed, "evidence": str(e.get("evidence") or ""),
+                "judge_error": None if passed is not None else "no boolean 'passed' in grading.json",
+                "samples": 1, "agreement": 1.0, "disagreement": False,
+                "claims_json": json.dumps(grading.get("claims") or []),
+                "eval_feedback_json": json.dumps(grading.get("eval_feedback")) if grading.get("eval_feedback") else None,
+                "user_notes_json": json.dumps(grading.get("user_notes_summary")) if grading.get("user_notes_summary") else None,
+                "judge_calls": 0, "grader_seconds": gt.get("grader_duration_seconds"),
+                "source": f"skill-creator:{label}",
+            })
+    known_e = set(store.lookup("executions", "key", [r["key"] for r in exec_rows]).column("key").to_pylist())
+    known_g = set(store.lookup("grades", "key", [r["key"] for r in grade_rows]).column("key").to_pylist())
+    new_e = [r for r in exec_rows if r["key"] not in known_e]
+    new_g = [r for r in grade_rows if r["key"] not in known_g]
+    if new_e or new_g:
+        with store.writer("executions", "import", run_id) as w:
+            w.write(new_e)
+        with store.writer("grades", "import", run_id) as w:
+            w.write(new_g)
+    return {"runs": len(exec_rows), "new_runs": len(new_e), "grades": len(grade_rows),
+            "new_grades": len(new_g), "skipped_expectations": skipped, "run_id": run_id,
+            "evals": len({r["eval_id"] for r in exec_rows}),
+            "configurations": sorted({r["arm"] for r in exec_rows})}
+
+
+def import_main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="skilleval import",
+                                 description="Load a skill-creator workspace (flat or run-N layout) into the store.")
+    ap.add_argument("path", help="workspace folder (or one iteration-N folder)")
+    ap.add_argument("--store", default=None, help="store root (default: $SKILLEVAL_STORE or the per-user store)")
+    ap.add_argument("--skill", default=None, help="skill name to record on the rows")
+    args = ap.parse_args(argv)
+    import skilleval.functional.records  # noqa: F401  (registers the table schemas)
+
+    store = Store(resolve_root(args.store))
+    res = import_workspace(Path(args.path).expanduser(), store, args.skill)
+    print(f"imported {res['new_runs']} of {res['runs']} runs and {res['new_grades']} of {res['grades']} "
+          f"grades ({res['evals']} evals; configurations: {', '.join(res['configurations'])}) "
+          f"into {store.root} as run {res['run_id']}"
+          + (f"; {res['skipped_expectations']} expectation(s) without text skipped" if res["skipped_expectations"] else ""),
+          file=sys.stderr)
+    return 0

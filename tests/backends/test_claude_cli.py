@@ -1,0 +1,131 @@
+"""The claude_cli backend with the REAL `claude` CLI (pinned, from npm) against serve-sim.
+
+Only the malformed-output case uses a fake executable: the real CLI cannot produce it.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import uuid
+
+import pytest
+
+from backend_cases import CSV, PDF, SECRET, stub_results, trials, verdicts
+from skilleval.backends.claude_cli import ClaudeCliBackend, ClaudeCliParams
+from skilleval.domain import Outcome, Skill, Trial, TrialResult
+from skilleval.errors import HarnessError
+from skilleval.trigger.selfcheck import self_check
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def backend(sim, claude_bin, **kw) -> ClaudeCliBackend:
+    kw.setdefault("model", "sim-1")
+    kw.setdefault("timeout_s", 60.0)
+    kw.setdefault("retry_base_s", 0.05)
+    return ClaudeCliBackend(ClaudeCliParams(executable=claude_bin, base_url=sim.url, **kw))
+
+
+def run_all(b, items, concurrency: int = 6) -> list[TrialResult]:
+    async def go() -> list[TrialResult]:
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(t: Trial) -> TrialResult:
+            async with gate:
+                return await b.run_trial(t)
+        return list(await asyncio.gather(*(one(t) for t in items)))
+    return asyncio.run(go())
+
+
+def _processes_with(marker: str) -> list[str]:
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if marker in line and "ps -eo" not in line]
+
+
+def test_verdicts_match_stub_trigger_nontrigger_and_competitor(sim, claude_bin):
+    items = trials(repeats=2)
+    got = run_all(backend(sim, claude_bin), items)
+    assert verdicts(got) == verdicts(stub_results(items))
+    assert {r.outcome for r in got} == {Outcome.TRIGGERED, Outcome.NOT_TRIGGERED}
+    assert any(r.fired == CSV.name for r in got)
+    assert all(r.backend_version == "claude-cli/" + got[0].backend_version.split("/")[1] for r in got)
+    assert all(PDF.name in r.shown and CSV.name in r.shown for r in got)
+    # Isolation: every decided request listed exactly the trial's two skills.
+    assert all(sorted(e["listing"]) == sorted([CSV.name, PDF.name]) for e in sim.log())
+
+
+def test_skill_fires_after_an_orientation_tool_call(sim, claude_bin):
+    sim.configure(orient_rate=1.0)
+    items = trials(repeats=1)[:4]
+    got = run_all(backend(sim, claude_bin, max_turns=3), items)
+    assert verdicts(got) == verdicts(stub_results(items))
+    fired = [r for r in got if r.fired]
+    assert fired and all(r.position == 1 for r in fired)
+
+
+def test_529_storm_is_retried_and_counted_then_errors(sim, claude_bin):
+    sim.configure(overloaded_rate=1.0)
+    got = run_all(backend(sim, claude_bin, max_retries=1, cli_max_retries=1), trials(repeats=1)[:1])[0]
+    assert got.outcome is Outcome.ERROR and "529" in got.error
+    assert got.retries >= 3  # CLI-internal api_retry lines + our whole-run retry
+    sim.configure(overloaded_rate=0.0, fail_next=[529, 529])
+    items = trials(repeats=1)[:1]
+    got = run_all(backend(sim, claude_bin, max_retries=2, cli_max_retries=0), items)
+    assert got[0].outcome.valid and got[0].retries >= 2
+    assert verdicts(got) == verdicts(stub_results(items))
+
+
+def test_mid_stream_errors_are_errors_never_misses(sim, claude_bin):
+    sim.configure(stream_error_rate=1.0)
+    got = run_all(backend(sim, claude_bin, max_retries=0, cli_max_retries=0), trials(repeats=1)[:2])
+    assert all(r.outcome is Outcome.ERROR for r in got), [(r.outcome, r.error) for r in got]
+
+
+def test_hanging_cli_is_killed_at_the_timeout_without_orphans(sim, claude_bin):
+    sim.configure(latency_ms=60000)
+    marker = f"hang-{uuid.uuid4().hex[:8]}"
+    item = trials(repeats=1, queries=[f"fill the pdf form {marker}"])[0]
+    got = run_all(backend(sim, claude_bin, timeout_s=3.0), [item])[0]
+    assert got.outcome is Outcome.TIMEOUT and got.latency_ms < 15000
+    assert _processes_with(marker) == []
+
+
+def test_bad_flag_exit_code_is_an_error(sim, claude_bin):
+    got = run_all(backend(sim, claude_bin, extra_args=["--no-such-flag"]), trials(repeats=1)[:1])[0]
+    assert got.outcome is Outcome.ERROR and got.error.startswith("exit 1")
+
+
+def test_malformed_output_is_an_error(sim, tmp_path):
+    fake = tmp_path / "claude"
+    fake.write_text("#!/bin/sh\n[ \"$1\" = --version ] && { echo '2.1.332 (Claude Code)'; exit 0; }\n"
+                    "echo 'not json'\necho '{\"type\":\"system\",\"subtype\":\"init\"'\nexit 0\n")
+    fake.chmod(0o755)
+    got = run_all(backend(sim, str(fake)), trials(repeats=1)[:1])[0]
+    assert got.outcome is Outcome.ERROR and "malformed" in got.error
+
+
+def test_self_check_passes_and_fails_when_skill_not_shown(sim, claude_bin):
+    skill = Skill(PDF.name, PDF.description, "# body\n", path=None, frontmatter={})  # type: ignore[arg-type]
+    other = Skill(CSV.name, CSV.description, "# csv\n", path=None, frontmatter={})  # type: ignore[arg-type]
+    asyncio.run(self_check(backend(sim, claude_bin), skill, [other]))
+    hidden = backend(sim, claude_bin, extra_args=["--disallowedTools", "Skill"])
+    with pytest.raises(HarnessError) as info:
+        asyncio.run(self_check(hidden, skill, [other]))
+    assert info.value.exit_code == 3 and "positive control" in str(info.value)
+
+
+def test_api_key_never_appears_in_results_or_requests(sim, claude_bin, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    sim.configure(fail_next=[529])
+    b = backend(sim, claude_bin, max_retries=1, cli_max_retries=0)
+    got = run_all(b, trials(repeats=1)[:2])
+    assert all(r.outcome.valid for r in got)
+    blob = repr(got) + json.dumps(b.identity()) + json.dumps(sim.log()) + json.dumps(sim.stats())
+    blob += sim.http.get("/_sim/requests").text
+    assert SECRET not in blob
+
+
+def test_text_completion(sim, claude_bin):
+    c = asyncio.run(backend(sim, claude_bin).complete("Say hello in one word"))
+    assert "simulated completion" in c.text and c.input_tokens > 0
