@@ -249,6 +249,12 @@ class AnthropicApiBackend(BaseBackend):
                         break
         return content, usage
 
+    async def execute(self, request: Any) -> Any:
+        """Run a functional task: see `skilleval.functional.api_executor`."""
+        from skilleval.functional.api_executor import execute_via_api
+
+        return await execute_via_api(self, request)
+
     # -- text -----------------------------------------------------------------------------
 
     async def complete(self, prompt: str, *, system: str | None = None,

@@ -155,11 +155,17 @@ def _skill_label(rec: RunRecord) -> str:
 
 
 def run_compare(job: "JobContext") -> int:
+    from skilleval.functional.experiment import in_one_loop
+
+    return asyncio.run(in_one_loop(job, compare_async))
+
+
+async def compare_async(job: "JobContext") -> int:
     from skilleval.errors import HarnessError
     from skilleval.functional.experiment import prepare
 
     setup = prepare(job)
-    summary = asyncio.run(run_compare_async(job, setup))
+    summary = await run_compare_async(job, setup)
     (job.output_dir / "comparison_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     t = Table(title=f"blind comparison: {summary['primary']} vs {summary['baseline']} "
                     f"({summary['judged']} pairs, both orders)")

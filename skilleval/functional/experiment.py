@@ -115,8 +115,20 @@ async def run_records(job: "JobContext", setup: Setup, arms: list[Arm], grade: b
 
 
 def run_functional_eval(job: "JobContext") -> int:
+    return asyncio.run(in_one_loop(job, functional_eval_async))
+
+
+async def in_one_loop(job: "JobContext", fn: Any) -> int:
+    """Run `fn(job)` and close the backend in the same event loop (clients bind to a loop)."""
+    try:
+        return await fn(job)
+    finally:
+        await job.backend.aclose()
+
+
+async def functional_eval_async(job: "JobContext") -> int:
     setup = prepare(job)
-    records = asyncio.run(run_records(job, setup, setup.arms))
+    records = await run_records(job, setup, setup.arms)
     primary, baseline = setup.arm("primary").name, setup.arm("baseline").name
     f = setup.fcfg
     metadata = {"skill_name": setup.skill.name, "skill_path": str(setup.skill.path),
@@ -128,7 +140,7 @@ def run_functional_eval(job: "JobContext") -> int:
     bench = build_benchmark(runs, metadata, primary, baseline, confidence=float(f.get("confidence", 0.95)),
                             n_boot=int(f.get("bootstrap", 2000)), seed=int(job.cfg.get("seed", 0) or 0))
     if f.get("analyze", True):
-        bench["notes"] += asyncio.run(benchmark_observations(job, bench))
+        bench["notes"] += await benchmark_observations(job, bench)
     md = render_md(bench)
     ws = Path(f["workspace"]).expanduser() if f.get("workspace") else job.output_dir / "workspace"
     it = write_workspace(ws, records, bench, md, f.get("iteration"))

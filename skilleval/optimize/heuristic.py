@@ -81,13 +81,14 @@ class Inputs:
     current: str
     results: tuple[Result, ...]
     tried: tuple[str, ...] = ()
+    history: tuple[tuple[Result, ...], ...] = ()  # train results of earlier attempts
 
     @classmethod
     def from_request(cls, request) -> "Inputs":  # noqa: ANN001 - a ProposalRequest
+        conv = lambda rs: tuple(Result(r.query, r.should_trigger, r.rate, r.passed) for r in rs)  # noqa: E731
         return cls(request.skill_name, request.skill_body, request.current_description,
-                   tuple(Result(r.query, r.should_trigger, r.rate, r.passed)
-                         for r in request.train_results),
-                   tuple(sorted(request.tried())))
+                   conv(request.train_results), tuple(sorted(request.tried())),
+                   tuple(conv(a.results) for a in request.history))
 
 
 # -- the skill body -------------------------------------------------------------------------
@@ -217,6 +218,13 @@ def rewrite(inp: Inputs, variant: int = 0, *, max_chars: int = 1024) -> str:
         for word, s in words(r.query):
             surface.setdefault(s, Counter())[word.lower()] += 1
     neg_df: Counter[str] = Counter(s for r in negatives for s in stems(r.query))
+    # False triggers of the current description and of earlier attempts: a near-miss that
+    # fired once will fire again when the words that drew it come back.
+    false: dict[str, Result] = {}
+    for r in [*inp.results, *(x for attempt in inp.history for x in attempt)]:
+        if not r.should_trigger and not r.passed and r.rate > false.get(r.query, r).rate - 1e-9:
+            false[r.query] = r
+    lure = {s for r in false.values() for s in stems(r.query) if pos_df[s] == 0}
 
     def score(s: str) -> float:
         if s in _GENERIC or s.isdigit():
@@ -232,7 +240,8 @@ def rewrite(inp: Inputs, variant: int = 0, *, max_chars: int = 1024) -> str:
     # 2. body units that cover the positives' intents
     def unit_score(u: Unit) -> float:
         us = stems(u.text)
-        return u.prior * sum(intent.get(s, 0.0) for s in us) / max(1.0, len(us)) ** 0.5
+        gain = sum(intent.get(s, 0.0) for s in us) - 0.7 * len(us & lure)
+        return u.prior * gain / max(1.0, len(us)) ** 0.5
 
     ranked = sorted((u for u in units if not _NEGATION.search(u.text) and unit_score(u) > 0),
                     key=lambda u: (-unit_score(u), units.index(u)))
@@ -247,9 +256,7 @@ def rewrite(inp: Inputs, variant: int = 0, *, max_chars: int = 1024) -> str:
 
     # 4. scope: what false triggers were about, in words no positive uses
     excl: list[str] = []
-    for r in sorted(negatives, key=lambda r: (-r.rate, r.query)):
-        if r.passed:
-            continue
+    for r in sorted(false.values(), key=lambda r: (-r.rate, r.query)):
         phrase, run = [], []
         for word, s in words(r.query) + [("", "")]:
             if s and pos_df[s] == 0 and len(s) >= 3 and s not in _GENERIC and not s.isdigit():

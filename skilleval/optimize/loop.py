@@ -147,7 +147,8 @@ class Optimizer:
         p, s, b = self.plan, self.split, self.job.budget
         runs = max_runs(self.runner.settings)
         per_call = self._cost_per_trial()
-        cost = f", ≈${per_call * p.total:.4f} at most" if per_call else ", cost: not estimable"
+        cost = (f", ≈${per_call * p.total:.4f} at most" if per_call is not None
+                else ", cost: not estimable")
         sel = "validation" if s.validation else "train (no validation split)"
         self.console.print(
             f"[bold]trigger_opt[/bold] {self.skill.name}: split {self.splitter_name} "

@@ -134,20 +134,25 @@ def read_prompt(prompt: str) -> tuple[heuristic.Inputs, int, int]:
     body = re.search(r"<skill_content>\n---\n.*?\n---\n(.*)\n</skill_content>", prompt, re.DOTALL)
     tried = [json.loads(m) for m in re.findall(r"^Description: (\".*\")$", prompt, re.MULTILINE)]
     results: list[heuristic.Result] = []
-    in_current = False
+    history: list[list[heuristic.Result]] = []
+    block: list[heuristic.Result] | None = None
     for line in prompt.splitlines():
         if _ATTEMPT.match(line):
-            in_current = True
+            block = results
+        elif line.startswith("<attempt iteration="):
+            history.append([])
+            block = history[-1]
         elif line == "</attempt>":
-            in_current = False
-        elif in_current and (m := _RESULT.match(line)):
+            block = None
+        elif block is not None and (m := _RESULT.match(line)):
             k, n = int(m.group(4)), int(m.group(5))
-            results.append(heuristic.Result(json.loads(m.group(2)), m.group(3) == "should trigger",
-                                            k / n if n else 0.0, m.group(1) == "PASS"))
+            block.append(heuristic.Result(json.loads(m.group(2)), m.group(3) == "should trigger",
+                                          k / n if n else 0.0, m.group(1) == "PASS"))
     cand = _CANDIDATE.search(prompt)
     limit = _LIMIT.search(prompt)
     inputs = heuristic.Inputs(name.group(1) if name else "skill", body.group(1) if body else "",
-                              current.group(1) if current else "", tuple(results), tuple(tried))
+                              current.group(1) if current else "", tuple(results), tuple(tried),
+                              tuple(tuple(h) for h in history))
     return inputs, (int(cand.group(1)) - 1 if cand else 0), int(limit.group(1)) if limit else MAX_CHARS
 
 

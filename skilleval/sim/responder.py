@@ -100,7 +100,7 @@ def answer(body: dict[str, Any], headers: dict[str, str], config: SimConfig,
                 and faults.uniform() < config.orient_rate):
             return Answer([_orientation_call(orient_tool, conv)], "tool_use", "orient",
                           conversation=conv)
-        return _decide(conv, headers, config, decisions)
+        return _decide(conv, body, headers, config, decisions)
     return _complete(conv, decisions)
 
 
@@ -111,9 +111,13 @@ def _orientation_call(tool: str, conv: Conversation) -> dict[str, Any]:
     return {"type": "tool_use", "id": _tool_id(), "name": tool, "input": inputs[tool]}
 
 
-def _decide(conv: Conversation, headers: dict[str, str], config: SimConfig,
+def _decide(conv: Conversation, body: dict[str, Any], headers: dict[str, str], config: SimConfig,
             decisions: Decisions) -> Answer:
-    hint_repeat, order = parse_hint(headers.get("x-skilleval-sim"))
+    raw = headers.get("x-skilleval-sim")
+    user_id = str(((body.get("metadata") or {}).get("user_id")) or "")
+    if raw is None and user_id.startswith("skilleval-sim:"):  # batches carry no headers
+        raw = user_id[len("skilleval-sim:"):]
+    hint_repeat, order = parse_hint(raw)
     listing = apply_order(conv.listing, order)
     query = conv.query or ""
     if hint_repeat is None:

@@ -36,30 +36,53 @@ class QueryResult:
     results: list[TrialResult] = field(default_factory=list)
     cached: int = 0
 
+    _tally_cache: tuple[int, int, int, int, int, int] | None = field(default=None, repr=False)
+
+    def _tally(self) -> tuple[int, int, int, int, int, int]:
+        """(runs, valid, triggers, errors, timeouts, fired_other), recomputed only when
+        results were added (reports read these properties many times per query)."""
+        n = len(self.results)
+        if self._tally_cache is None or self._tally_cache[0] != n:
+            valid = triggers = errors = timeouts = other = 0
+            for r in self.results:
+                o = r.outcome
+                if o is Outcome.TRIGGERED:
+                    valid += 1
+                    triggers += 1
+                elif o is Outcome.NOT_TRIGGERED:
+                    valid += 1
+                    other += r.fired is not None and r.fired != self.target
+                elif o is Outcome.ERROR:
+                    errors += 1
+                else:
+                    timeouts += 1
+            self._tally_cache = (n, valid, triggers, errors, timeouts, other)
+        return self._tally_cache
+
     @property
     def runs(self) -> int:
         return len(self.results)
 
     @property
     def valid_runs(self) -> int:
-        return sum(1 for r in self.results if r.outcome.valid)
+        return self._tally()[1]
 
     @property
     def triggers(self) -> int:
-        return sum(1 for r in self.results if r.outcome is Outcome.TRIGGERED)
+        return self._tally()[2]
 
     @property
     def errors(self) -> int:
-        return sum(1 for r in self.results if r.outcome is Outcome.ERROR)
+        return self._tally()[3]
 
     @property
     def timeouts(self) -> int:
-        return sum(1 for r in self.results if r.outcome is Outcome.TIMEOUT)
+        return self._tally()[4]
 
     @property
     def fired_other(self) -> int:
         """Valid runs where another listed skill fired instead of ours."""
-        return sum(1 for r in self.results if r.outcome.valid and r.fired not in (None, self.target))
+        return self._tally()[5]
 
     @property
     def trigger_rate(self) -> float | None:

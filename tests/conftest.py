@@ -1,0 +1,61 @@
+"""Shared, generic fixtures: an isolated store/outputs environment and a real `skilleval`
+subprocess runner. Subfolders add their own conftest.py for anything specific."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class SkillevalCli:
+    """Runs ``python -m skilleval.cli ARGS`` in `cwd` with a private store and outputs folder."""
+
+    cwd: Path
+    store: Path
+    outputs: Path
+    env: dict[str, str]
+
+    def run(self, *args: str, timeout: float = 120, env: dict[str, str] | None = None,
+            check: int | None = None) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([sys.executable, "-m", "skilleval.cli", *args], cwd=self.cwd,
+                              env={**self.env, **(env or {})}, capture_output=True, text=True,
+                              timeout=timeout)
+        if check is not None and proc.returncode != check:
+            raise AssertionError(f"skilleval {' '.join(args)} exited {proc.returncode}, expected "
+                                 f"{check}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}")
+        return proc
+
+    def results(self) -> list[Path]:
+        """Every results.json written under the outputs folder, oldest first."""
+        return sorted(self.outputs.rglob("results.json"), key=lambda p: p.stat().st_mtime_ns)
+
+
+def make_cli(root: Path) -> SkillevalCli:
+    root.mkdir(parents=True, exist_ok=True)
+    store, outputs = root / "store", root / "out"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLEVAL_", "HYDRA_"))}
+    env.update(SKILLEVAL_STORE=str(store), SKILLEVAL_OUTPUTS=str(outputs), COLUMNS="200",
+               NO_COLOR="1", PYTHONDONTWRITEBYTECODE="1")
+    return SkillevalCli(root, store, outputs, env)
+
+
+@pytest.fixture
+def skilleval_cli(tmp_path: Path) -> SkillevalCli:
+    """A `skilleval` subprocess runner with SKILLEVAL_STORE / SKILLEVAL_OUTPUTS under tmp_path."""
+    return make_cli(tmp_path)
+
+
+@pytest.fixture
+def isolated_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """For in-process tests: point SKILLEVAL_STORE / SKILLEVAL_OUTPUTS at tmp_path."""
+    store = tmp_path / "store"
+    monkeypatch.setenv("SKILLEVAL_STORE", str(store))
+    monkeypatch.setenv("SKILLEVAL_OUTPUTS", str(tmp_path / "out"))
+    return store
