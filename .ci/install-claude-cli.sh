@@ -20,6 +20,13 @@ if ! command -v npm >/dev/null 2>&1; then
   exit 1
 fi
 mkdir -p "$PREFIX"
+# Parallel test workers may all ask at once: one installs, the others wait and reuse it.
+exec 9>"$PREFIX.lock"
+flock 9
+if [[ -x "$BIN" ]] && [[ -f "$PREFIX/.installed" ]]; then
+  echo "$BIN"
+  exit 0
+fi
 # A private package.json keeps npm from walking up into the project.
 [[ -f "$PREFIX/package.json" ]] || echo '{"name":"skilleval-claude-cli","private":true}' > "$PREFIX/package.json"
 npm install --prefix "$PREFIX" --no-audit --no-fund --loglevel=error \

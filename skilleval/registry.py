@@ -37,7 +37,8 @@ _MULTI = {"reporter"}
 
 class Register(Protocol):
     def __call__(
-        self, name: str, factory: Callable[..., Any], params: type | None = None, help: str = ""
+        self, name: str, factory: Callable[..., Any] | str, params: type | None = None,
+        help: str = ""
     ) -> None: ...
 
 
@@ -45,7 +46,7 @@ class Register(Protocol):
 class Registration:
     kind: str
     name: str
-    factory: Callable[..., Any]
+    factory: Callable[..., Any] | str  # a callable, or "module:attribute" imported on build
     params: type | None
     help: str
     plugin: str  # plugin (module) name
@@ -89,7 +90,18 @@ class Registry:
         if not name:
             raise UserError(f"config for {kind} has no 'name'")
         reg = self.get(kind, name)
-        return reg.factory(make_params(reg, node))
+        return resolve_factory(reg)(make_params(reg, node))
+
+
+def resolve_factory(reg: Registration) -> Callable[..., Any]:
+    """A factory may be registered as ``"module:attribute"`` so that heavy imports wait
+    until the component is actually built."""
+    if not isinstance(reg.factory, str):
+        return reg.factory
+    import importlib
+
+    module, _, attr = reg.factory.partition(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 def make_params(reg: Registration, values: dict[str, Any]) -> Any:
@@ -168,7 +180,7 @@ def collect(pm: pluggy.PluginManager) -> Registry:
         for impl in getattr(pm.hook, hook_name).get_hookimpls():
             dist, version = dists.get(id(impl.plugin), (impl.plugin_name, _version_of(impl.plugin_name)))
 
-            def register(name: str, factory: Callable[..., Any], params: type | None = None,
+            def register(name: str, factory: Callable[..., Any] | str, params: type | None = None,
                          help: str = "", *, _kind: str = kind, _impl: Any = impl,
                          _dist: str = dist, _ver: str = version) -> None:
                 registry.add(Registration(_kind, name, factory, params, help,

@@ -145,13 +145,18 @@ def write_description(path: str | Path, description: str) -> Path:
     Comments inside the frontmatter are not preserved (the YAML is re-rendered).
     """
     md = skill_md_path(path)
-    text = md.read_text(encoding="utf-8")
+    text = md.read_bytes().decode("utf-8")  # no newline translation: the body stays as it is
     fm, body = split_frontmatter(text, md)
     fm["description"] = description
-    backup = md.with_name(f"SKILL.md.bak-{time.strftime('%Y%m%d-%H%M%S')}")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    backup = md.with_name(f"SKILL.md.bak-{stamp}")
+    n = 1
+    while backup.exists():  # two writes within a second must not overwrite the first backup
+        backup = md.with_name(f"SKILL.md.bak-{stamp}-{n}")
+        n += 1
     shutil.copy2(md, backup)
     tmp = md.with_name("SKILL.md.tmp")
-    tmp.write_text(f"---\n{render_frontmatter(fm)}---\n{body}", encoding="utf-8")
+    tmp.write_bytes(f"---\n{render_frontmatter(fm)}---\n{body}".encode("utf-8"))
     tmp.replace(md)
     return backup
 

@@ -59,3 +59,9 @@ def isolated_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("SKILLEVAL_STORE", str(store))
     monkeypatch.setenv("SKILLEVAL_OUTPUTS", str(tmp_path / "out"))
     return store
+
+
+@pytest.fixture(scope="session")
+def make_skilleval_cli():  # noqa: ANN201
+    """`make_skilleval_cli(root)` -> SkillevalCli, for module-scoped set-ups (tmp_path_factory)."""
+    return make_cli

@@ -23,6 +23,7 @@ import anthropic
 
 from skilleval.backends.api_listing import build_request, layout_for, skill_input_key
 from skilleval.backends.base import BaseBackend
+from skilleval.backends.params import AnthropicApiParams
 from skilleval.backends.pricing import TokenCounts, cost_usd, tokens_from_usage
 from skilleval.backends.retry import AdaptiveLimiter, Failure, backoff_delay, classify
 from skilleval.domain import Completion, Outcome, Trial, TrialResult
@@ -30,37 +31,6 @@ from skilleval.errors import HarnessError, UserError
 from skilleval.sim.protocol import hint_value, is_loopback
 
 SIM_KEY = "sk-ant-sim-not-a-key"  # used only against a loopback simulator when no key is set
-
-
-@dataclass
-class AnthropicApiParams:
-    model: str = "claude-sonnet-5-5"
-    base_url: Optional[str] = None
-    api_key_env: str = "ANTHROPIC_API_KEY"
-    cli_version: str = "2.1.332"
-    layout: str = "auto"            # auto | reminder | system_message | tool_lines | tool_xml
-    system_prompt: str = ""
-    system_prompt_file: Optional[str] = None
-    skill_tool_description_file: Optional[str] = None
-    extra_tools: list[str] = field(default_factory=list)  # e.g. [Read, Glob, Bash]
-    sort_listing: bool = True
-    max_turns: int = 1
-    stop_on_text: bool = True
-    max_tokens: int = 1024
-    prompt_cache: bool = True
-    timeout_s: float = 120.0
-    max_retries: int = 6
-    retry_base_s: float = 0.5
-    retry_max_s: float = 30.0
-    concurrency: int = 16
-    min_concurrency: int = 1
-    batch: bool = False
-    batch_max_requests: int = 10000
-    batch_window_s: float = 2.0
-    batch_poll_s: float = 30.0
-    batch_state_dir: Optional[str] = None
-    pricing_file: Optional[str] = None
-    sim_hints: bool = True          # send x-skilleval-sim to loopback simulators only
 
 
 class RetriesExhausted(Exception):

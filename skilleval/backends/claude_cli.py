@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from skilleval.backends.base import BaseBackend
+from skilleval.backends.params import ClaudeCliParams
 from skilleval.backends.cli_stream import CliRun
 from skilleval.backends.pricing import cost_usd
 from skilleval.domain import Completion, Outcome, Trial, TrialResult
@@ -41,23 +42,6 @@ from skilleval.sim.protocol import hint_value, is_loopback
 SIM_KEY = "sk-ant-sim-not-a-key"
 _SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 ISOLATION_SETTINGS = json.dumps({"enabledPlugins": {"cc-plugin-plugin-authoring@builtin": False}})
-
-
-@dataclass
-class ClaudeCliParams:
-    executable: str = "claude"
-    model: str = "claude-sonnet-5-5"
-    max_turns: int = 3
-    timeout_s: float = 120.0
-    base_url: Optional[str] = None
-    max_retries: int = 3             # whole-run retries after an API error result
-    retry_base_s: float = 2.0
-    cli_max_retries: int = 2         # CLAUDE_CODE_MAX_RETRIES inside the CLI
-    work_root: Optional[str] = None  # where per-trial projects are made (default: system temp)
-    extra_args: list[str] = field(default_factory=list)
-    keep_workdirs: bool = False
-    sim_hints: bool = True           # send x-skilleval-sim to loopback simulators only
-    pricing_file: Optional[str] = None
 
 
 class ClaudeCliBackend(BaseBackend):

@@ -1,0 +1,59 @@
+"""Parameters of the real backends, in a module of their own.
+
+Why separate: plugin registration needs the params classes (they become Hydra config
+nodes) at every CLI start, while the backends themselves import the anthropic SDK, which
+costs about a second. Registration imports only this module; the backend module is
+imported when the backend is built.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass
+class ClaudeCliParams:
+    executable: str = "claude"
+    model: str = "claude-sonnet-5-5"
+    max_turns: int = 3
+    timeout_s: float = 120.0
+    base_url: Optional[str] = None
+    max_retries: int = 3             # whole-run retries after an API error result
+    retry_base_s: float = 2.0
+    cli_max_retries: int = 2         # CLAUDE_CODE_MAX_RETRIES inside the CLI
+    work_root: Optional[str] = None  # where per-trial projects are made (default: system temp)
+    extra_args: list[str] = field(default_factory=list)
+    keep_workdirs: bool = False
+    sim_hints: bool = True           # send x-skilleval-sim to loopback simulators only
+    pricing_file: Optional[str] = None
+
+
+@dataclass
+class AnthropicApiParams:
+    model: str = "claude-sonnet-5-5"
+    base_url: Optional[str] = None
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    cli_version: str = "2.1.332"
+    layout: str = "auto"            # auto | reminder | system_message | tool_lines | tool_xml
+    system_prompt: str = ""
+    system_prompt_file: Optional[str] = None
+    skill_tool_description_file: Optional[str] = None
+    extra_tools: list[str] = field(default_factory=list)  # e.g. [Read, Glob, Bash]
+    sort_listing: bool = True
+    max_turns: int = 3              # a Skill call after orientation tool calls still counts
+    stop_on_text: bool = False     # True: a text block first decides "not triggered" (cheaper, misses text-then-Skill)
+    max_tokens: int = 1024
+    prompt_cache: bool = True
+    timeout_s: float = 120.0
+    max_retries: int = 6
+    retry_base_s: float = 0.5
+    retry_max_s: float = 30.0
+    concurrency: int = 16
+    min_concurrency: int = 1
+    batch: bool = False
+    batch_max_requests: int = 10000
+    batch_window_s: float = 2.0
+    batch_poll_s: float = 30.0
+    batch_state_dir: Optional[str] = None
+    pricing_file: Optional[str] = None
+    sim_hints: bool = True          # send x-skilleval-sim to loopback simulators only

@@ -1,0 +1,220 @@
+"""SKILL.md parsing, validation, write-back and packaging, on real files."""
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+from skilleval.errors import UserError
+from skilleval.skills import load_skill, package_skill, validate_skill, write_description
+from spine_helpers import write_skill
+
+
+# -- parsing ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("yaml_desc, expected", [
+    ("description: >\n  Tidy messy CSV files.\n  Use when a csv export needs cleaning.\n",
+     "Tidy messy CSV files. Use when a csv export needs cleaning."),
+    ("description: >-\n  First line\n  second line\n",
+     "First line second line"),
+    ("description: |\n  Line one: tidy.\n  Line two: dedupe.\n",
+     "Line one: tidy.\nLine two: dedupe."),
+    ("description: Implicit plain scalar\n  continued on the next line\n  and a third.\n",
+     "Implicit plain scalar continued on the next line and a third."),
+    ('description: "Use when: the user says \\"clean\\" # not a comment"\n',
+     'Use when: the user says "clean" # not a comment'),
+    ("description: 'It''s for CSV files: all of them'\n",
+     "It's for CSV files: all of them"),
+])
+def test_multiline_and_quoted_descriptions_parse_fully(tmp_path: Path, yaml_desc: str, expected: str) -> None:
+    d = write_skill(tmp_path, "csv-tidy", frontmatter=f"name: csv-tidy\n{yaml_desc}license: MIT\n")
+    skill = load_skill(d)
+    assert skill.description == expected
+    assert skill.name == "csv-tidy"
+    assert skill.frontmatter["license"] == "MIT"
+    assert skill.body == "# Body\n\nDo it.\n"
+    assert [p for p in validate_skill(d) if p.level == "error"] == []
+
+
+# -- validation ----------------------------------------------------------------------------
+
+
+def _errors(d: Path) -> list[str]:
+    return [p.message for p in validate_skill(d) if p.level == "error"]
+
+
+def _warnings(d: Path) -> list[str]:
+    return [p.message for p in validate_skill(d) if p.level == "warning"]
+
+
+@pytest.mark.parametrize("name, folder, description, extra, fragment", [
+    ("Csv-Tidy", "Csv-Tidy", "ok", "", "kebab-case"),
+    ("csv--tidy", "csv--tidy", "ok", "", "kebab-case"),
+    ("csv_tidy", "csv_tidy", "ok", "", "kebab-case"),
+    ("-csv", "-csv", "ok", "", "kebab-case"),
+    ("a" * 65, "a" * 65, "ok", "", "at most 64"),
+    ("csv-tidy", "other-folder", "ok", "", "does not match the folder name 'other-folder'"),
+    ("csv-tidy", "csv-tidy", "", "", "'description' is empty"),
+    ("csv-tidy", "csv-tidy", "x" * 1025, "", "at most 1024"),
+    ("csv-tidy", "csv-tidy", "Use for <csv> files", "", "'<' or '>'"),
+    ("csv-tidy", "csv-tidy", "Use for a -> b", "", "'<' or '>'"),
+    ("csv-tidy", "csv-tidy", "ok", "colour: blue\n", "unexpected key 'colour'"),
+])
+def test_validate_rules_fail(tmp_path: Path, name: str, folder: str, description: str, extra: str,
+                             fragment: str) -> None:
+    fm = f"name: {name}\ndescription: {json.dumps(description)}\n{extra}"
+    d = write_skill(tmp_path, name, frontmatter=fm, folder=folder)
+    errors = _errors(d)
+    assert any(fragment in e for e in errors), errors
+
+
+@pytest.mark.parametrize("name, description", [
+    ("a" * 64, "x"),
+    ("csv-tidy2", "x" * 1024),
+    ("a1-b2-c3", "Tidy CSV files (not XLSX): dedupe, rename; fix quoting."),
+])
+def test_validate_rules_pass_at_the_limits(tmp_path: Path, name: str, description: str) -> None:
+    d = write_skill(tmp_path, name, description)
+    assert _errors(d) == []
+
+
+def test_claude_code_keys_warn_not_fail(tmp_path: Path) -> None:
+    d = write_skill(tmp_path, "csv-tidy", frontmatter=(
+        "name: csv-tidy\ndescription: Tidy CSV files.\nargument-hint: '[file]'\nversion: 1.2.0\n"
+        "license: MIT\nallowed-tools: Bash\nmetadata:\n  author: me\ncompatibility: any\n"))
+    assert _errors(d) == []
+    warnings = _warnings(d)
+    assert len(warnings) == 2
+    assert any("'argument-hint'" in w for w in warnings)
+    assert any("'version'" in w for w in warnings)
+
+
+def test_validate_cli_exit_codes(tmp_path: Path, skilleval_cli) -> None:
+    good = write_skill(tmp_path, "good-skill", "Tidy CSV files.")
+    warned = write_skill(tmp_path, "warned-skill", frontmatter=(
+        "name: warned-skill\ndescription: Tidy CSV files.\nargument-hint: '[file]'\n"))
+    bad = write_skill(tmp_path, "bad-skill", frontmatter="name: Bad_Skill\ndescription: Tidy <b>CSV</b>.\n")
+
+    r = skilleval_cli.run("validate", str(good), check=0)
+    assert "Skill is valid!" in r.stdout
+    r = skilleval_cli.run("validate", str(warned), check=0)
+    assert "warning:" in r.stderr and "argument-hint" in r.stderr
+    r = skilleval_cli.run("validate", str(bad), check=1)
+    assert "error:" in r.stderr and "kebab-case" in r.stderr and "'<' or '>'" in r.stderr
+    assert "Skill is valid!" not in r.stdout
+    r = skilleval_cli.run("validate", str(tmp_path / "nope"), check=2)
+    assert "nope" in r.stderr and "Traceback" not in r.stderr
+
+
+# -- writing a description back ---------------------------------------------------------------
+
+
+ORIGINAL_FM = (
+    "name: csv-tidy\n"
+    "description: >\n  Old folded\n  description.\n"
+    "license: MIT\n"
+    "metadata:\n  author: someone\n  tags: [a, b]\n"
+    "allowed-tools: Bash\n"
+)
+# Trailing spaces, a CRLF line, unicode, no final newline, and a '---' line inside the body.
+ORIGINAL_BODY = "# Title\r\n\nline with trailing spaces   \n---\nunicode é ✓\n\n\nno final newline"
+
+
+def test_write_description_keeps_keys_and_body_byte_for_byte(tmp_path: Path) -> None:
+    d = tmp_path / "csv-tidy"
+    d.mkdir()
+    md = d / "SKILL.md"
+    original = f"---\n{ORIGINAL_FM}---\n{ORIGINAL_BODY}".encode()
+    md.write_bytes(original)
+    before = load_skill(d)
+
+    new = 'Tidy CSV files: dedupe, "normalise" headers # keep this. Use for csv exports, not xlsx.'
+    backup = write_description(d, new)
+
+    data = md.read_bytes()
+    assert data.endswith(ORIGINAL_BODY.encode()), "body must be kept byte for byte"
+    assert backup.exists() and backup.read_bytes() == original
+    assert backup.name.startswith("SKILL.md.bak-")
+    after = load_skill(d)
+    assert after.description == new
+    assert list(after.frontmatter) == list(before.frontmatter)  # key order kept
+    for key in before.frontmatter:
+        if key != "description":
+            assert after.frontmatter[key] == before.frontmatter[key]
+    assert [p for p in validate_skill(d) if p.level == "error"] == []
+
+
+def test_write_description_twice_keeps_the_original_backup(tmp_path: Path) -> None:
+    d = write_skill(tmp_path, "csv-tidy", "Original description.")
+    original = (d / "SKILL.md").read_bytes()
+    b1 = write_description(d, "Second description.")
+    b2 = write_description(d, "Third description.")  # same second, very likely
+    assert b1 != b2
+    backups = {p.read_bytes() for p in d.glob("SKILL.md.bak-*")}
+    assert original in backups
+    assert load_skill(d).description == "Third description."
+
+
+# -- packaging ------------------------------------------------------------------------------
+
+
+def _populate(root: Path) -> Path:
+    d = write_skill(root, "my-skill", "Tidy CSV files. Use when a csv export is messy.")
+    files = {
+        "scripts/run.py": "print('run')\n",
+        "scripts/evals/check.py": "print('nested evals are kept')\n",
+        "references/guide.md": "# guide\n",
+        "evals/evals.json": "[]\n",
+        "evals/files/a.csv": "a,b\n",
+        ".env": "SECRET=1\n",
+        ".hidden": "x\n",
+        ".git/config": "[core]\n",
+        "__pycache__/x.cpython-311.pyc": "\0",
+        "scripts/__pycache__/run.cpython-311.pyc": "\0",
+        "references/.DS_Store": "\0",
+    }
+    for rel, text in files.items():
+        p = d / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return d
+
+
+def test_package_contents_are_rooted_and_filtered(tmp_path: Path) -> None:
+    d = _populate(tmp_path / "src")
+    out = package_skill(d, tmp_path / "dist")
+    assert out == tmp_path / "dist" / "my-skill.skill"
+    with zipfile.ZipFile(out) as zf:
+        names = sorted(zf.namelist())
+        assert names == sorted([
+            "my-skill/SKILL.md", "my-skill/scripts/run.py", "my-skill/scripts/evals/check.py",
+            "my-skill/references/guide.md",
+        ])
+        assert zf.read("my-skill/SKILL.md") == (d / "SKILL.md").read_bytes()
+        assert zf.testzip() is None
+
+
+def test_package_is_deterministic(tmp_path: Path, skilleval_cli) -> None:
+    d = _populate(tmp_path / "src")
+    first = package_skill(d, tmp_path / "one").read_bytes()
+    # Touch every file with another mtime: the archive must not change.
+    for p in d.rglob("*"):
+        os.utime(p, (1_000_000_000, 1_500_000_000))
+    second = package_skill(d, tmp_path / "two").read_bytes()
+    assert first == second
+    r = skilleval_cli.run("package", str(d), "-o", str(tmp_path / "three"), check=0)
+    third = tmp_path / "three" / "my-skill.skill"
+    assert str(third) in r.stdout
+    assert third.read_bytes() == first
+
+
+def test_package_refuses_an_invalid_skill(tmp_path: Path, skilleval_cli) -> None:
+    d = write_skill(tmp_path, "bad", frontmatter="name: Bad_Name\ndescription: x\n", folder="bad")
+    with pytest.raises(UserError, match="kebab-case"):
+        package_skill(d, tmp_path / "dist")
+    r = skilleval_cli.run("package", str(d), "-o", str(tmp_path / "dist"), check=2)
+    assert "Traceback" not in r.stderr and "kebab-case" in r.stderr
+    assert not (tmp_path / "dist" / "bad.skill").exists()
