@@ -6,6 +6,7 @@ the run in the store, and hands a `JobContext` to the experiment named by
 """
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import hashlib
 import json
@@ -14,7 +15,7 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Coroutine, Iterator, TypeVar
 
 from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
@@ -24,7 +25,7 @@ from skilleval.backends.base import Backend
 from skilleval.budget import Budget
 from skilleval.datasets import default_cases_path, load_trigger_cases
 from skilleval.domain import Skill, TriggerCase
-from skilleval.errors import UserError
+from skilleval.errors import HarnessError, UserError
 from skilleval.events import JobEnd, JobStart
 from skilleval.registry import Registry
 from skilleval.skills import load_skill
@@ -32,6 +33,8 @@ from skilleval.store.catalog import Store, resolve_root
 from skilleval.store.schema import SCHEMA_VERSION
 from skilleval.trigger.policies import TriggerSettings
 from skilleval.trigger.runner import TrialRunner, trial_rows_recorder
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -54,6 +57,27 @@ class JobContext:
     summary: dict[str, Any] = field(default_factory=dict)
     timing: dict[str, float] = field(default_factory=dict)
     _progress: Progress | None = None
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run a coroutine on the job's one event loop.
+
+        Why one loop per job: async clients (the anthropic SDK's connection pool) bind to
+        the loop that opened them; a second ``asyncio.run`` would hand them a dead loop.
+        """
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        return self._loop.run_until_complete(coro)
+
+    def close(self) -> None:
+        """Close the backend on the job's loop, then the loop."""
+        try:
+            self.run(self.backend.aclose())
+        finally:
+            loop, self._loop = self._loop, None
+            if loop is not None:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
 
     # -- inputs -------------------------------------------------------------------------
 
@@ -167,6 +191,9 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         code = experiment(job)
         status = {0: "done", 3: "harness_error"}.get(code, "failed")
         return code
+    except HarnessError:
+        status = "harness_error"
+        raise
     except KeyboardInterrupt:
         status = "interrupted"
         raise
@@ -174,9 +201,7 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         store.close()
         _write_run_row(job, runs, status)
         runs.close()
-        import asyncio
-
-        asyncio.run(backend.aclose())
+        job.close()
         pm.hook.on_job_end(event=JobEnd(run_id, job.experiment, status, output_dir, job.summary))
 
 

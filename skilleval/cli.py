@@ -80,6 +80,11 @@ def _one_line(exc: BaseException) -> str:
     return "; ".join(lines)
 
 
+def _report(exc: SkillevalError) -> None:
+    if exc.exit_code:
+        print(f"skilleval: error: {exc}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     verbs = _verbs()
@@ -88,8 +93,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(verbs[args[0]](args[1:]))
         sys.exit(_run_hydra(args))
     except SkillevalError as exc:
-        if exc.exit_code:
-            print(f"skilleval: error: {exc}", file=sys.stderr)
+        _report(exc)
         sys.exit(exc.exit_code)
 
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import datetime as dt
+import decimal
 import json
 import sys
 from typing import Callable, NoReturn
@@ -19,6 +21,15 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UserError(f"{self.prog}: {message}")
+
+
+def _json_value(value: object) -> object:
+    """DuckDB sums come back as Decimal (HUGEINT); keep numbers numbers in JSON."""
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, (dt.date, dt.datetime, dt.time)):
+        return value.isoformat()
+    return str(value)
 
 
 def sql_main(argv: list[str]) -> int:
@@ -40,7 +51,7 @@ def sql_main(argv: list[str]) -> int:
     rows = result.to_pylist()
     cols = result.column_names
     if args.format == "json":
-        print(json.dumps(rows, default=str, ensure_ascii=False, indent=2))
+        print(json.dumps(rows, default=_json_value, ensure_ascii=False, indent=2))
     elif args.format == "csv":
         w = csv.writer(sys.stdout)
         w.writerow(cols)

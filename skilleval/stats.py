@@ -99,6 +99,7 @@ def paired_permutation_p(diffs: "list[float]", *, n_resamples: int = 9999, seed:
     Returns 1.0 when every difference is 0 (nothing to test).
     """
     import numpy as np
+    from scipy import stats as _st
 
     d = np.asarray(diffs, float)
     if d.size < 2 or not np.any(d):

@@ -193,6 +193,12 @@ class ClaudeCliBackend(BaseBackend):
 
     # -- text ---------------------------------------------------------------------------------
 
+    async def execute(self, request: Any) -> Any:
+        """Run a functional task: see `skilleval.functional.cli_executor`."""
+        from skilleval.functional.cli_executor import execute_via_cli
+
+        return await execute_via_cli(self, request)
+
     async def complete(self, prompt: str, *, system: str | None = None,
                        max_tokens: int = 2048) -> Completion:
         start = time.perf_counter()

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
-from scipy import stats as _st
 
 from skilleval.functional.prompts import (analyzer_prompt, comparator_prompt, extract_json,
                                           reask_prompt, render_files, validate_analysis,
@@ -142,7 +141,7 @@ async def run_compare_async(job: "JobContext", setup: Any) -> dict[str, Any]:
         "judge_errors": len(results) - len(ok), "wins": {prim_arm.name: tally[prim_arm.name],
                                                          base_arm.name: tally[base_arm.name], "TIE": tally["TIE"]},
         "position_consistency": round(sum(r["consistent"] for r in ok) / len(ok), 4) if ok else None,
-        "sign_test_p": float(_st.binomtest(tally[prim_arm.name], n_dec).pvalue) if n_dec else None,
+        "sign_test_p": float(_binomtest(tally[prim_arm.name], n_dec)) if n_dec else None,
         "per_eval": {c.name: dict(Counter(results[i]["winner_arm"] for i, (p, _) in enumerate(pairs)
                                           if p.case.id == c.id and results[i]["status"] == "ok"))
                      for c in setup.cases},
@@ -150,14 +149,18 @@ async def run_compare_async(job: "JobContext", setup: Any) -> dict[str, Any]:
     }
 
 
+def _binomtest(k: int, n: int) -> Any:
+    from scipy import stats
+
+    return stats.binomtest(k, n).pvalue
+
+
 def _skill_label(rec: RunRecord) -> str:
     return f"{rec.arm.name}:{rec.arm.skill.name}" if rec.arm.skill else f"{rec.arm.name}:(no skill)"
 
 
 def run_compare(job: "JobContext") -> int:
-    from skilleval.functional.experiment import in_one_loop
-
-    return asyncio.run(in_one_loop(job, compare_async))
+    return job.run(compare_async(job))
 
 
 async def compare_async(job: "JobContext") -> int:

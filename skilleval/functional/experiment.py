@@ -115,15 +115,7 @@ async def run_records(job: "JobContext", setup: Setup, arms: list[Arm], grade: b
 
 
 def run_functional_eval(job: "JobContext") -> int:
-    return asyncio.run(in_one_loop(job, functional_eval_async))
-
-
-async def in_one_loop(job: "JobContext", fn: Any) -> int:
-    """Run `fn(job)` and close the backend in the same event loop (clients bind to a loop)."""
-    try:
-        return await fn(job)
-    finally:
-        await job.backend.aclose()
+    return job.run(functional_eval_async(job))
 
 
 async def functional_eval_async(job: "JobContext") -> int:

@@ -8,20 +8,13 @@ expectation of that sample becomes a *judge error*, never a pass or a fail.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from skilleval.functional.judges import JudgeInput, JudgeOutput, Verdict
+from skilleval.functional.params import LlmGraderParams
 from skilleval.functional.prompts import (extract_json, grader_prompt, reask_prompt, render_files,
                                           validate_grading)
 from skilleval.functional.sandbox import output_rel
-
-
-@dataclass
-class LlmGraderParams:
-    samples: int = 1  # grade k times; the verdict is the majority, agreement is reported
-    max_retries: int = 1  # re-asks after an invalid (non-JSON / wrong-shape) reply
-    max_tokens: int = 4096
 
 
 class LlmGrader:

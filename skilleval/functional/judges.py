@@ -167,11 +167,6 @@ def check(item: JudgeInput, exp: Expectation) -> Verdict:
     return Verdict(exp.text, None, "", error=f"no deterministic check named {t!r}")
 
 
-@dataclass
-class CheckParams:
-    """The built-in deterministic checks take their options from the expectation itself."""
-
-
 class CheckJudge:
     """``file_exists`` / ``contains`` / ``regex`` / ``json_path``: deterministic, no model call."""
 
@@ -185,12 +180,6 @@ class CheckJudge:
 
     async def grade(self, item: JudgeInput) -> JudgeOutput:
         return JudgeOutput([check(item, e) for e in item.expectations])
-
-
-def check_factory(name: str):  # noqa: ANN201 - returns a registry factory
-    def factory(params: Any) -> CheckJudge:
-        return CheckJudge(name)
-    return factory
 
 
 # -- combining samples ------------------------------------------------------------------------

@@ -1,30 +1,49 @@
-"""Registers functional-eval judges and experiments through the public hooks."""
+"""Registers functional-eval judges and experiments through the public hooks.
+
+Factories import their modules on first use, so `skilleval --help` and every other command
+stay fast (nothing here imports scipy, rich tables or the executors at start-up).
+"""
 from __future__ import annotations
+
+from typing import Any
 
 from skilleval.hookspecs import hookimpl
 
 
+def _lazy(module: str, attr: str) -> Any:
+    def factory(params: Any) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(module), attr)(params)
+    factory.__name__ = attr
+    return factory
+
+
 @hookimpl
 def register_judges(register) -> None:  # noqa: ANN001 - see hookspecs.Register
-    from skilleval.functional.grader import LlmGrader, LlmGraderParams
-    from skilleval.functional.judges import CheckParams, check_factory
+    from skilleval.functional.params import CheckParams, LlmGraderParams
 
-    register("llm_grader", LlmGrader, params=LlmGraderParams,
+    register("llm_grader", _lazy("skilleval.functional.grader", "LlmGrader"), params=LlmGraderParams,
              help="skill-creator's grader contract via the backend (passed + evidence, claims, "
                   "eval feedback); judge.samples=k reports agreement")
     for name, text in (("file_exists", "typed check: {type: file_exists, path}"),
                        ("contains", "typed check: {type: contains, path, text}"),
                        ("regex", "typed check: {type: regex, path, pattern} (multiline search)"),
                        ("json_path", "typed check: {type: json_path, path, query, equals}")):
-        register(name, check_factory(name), params=CheckParams, help=text)
+        register(name, _check(name), params=CheckParams, help=text)
+
+
+def _check(name: str) -> Any:
+    def factory(params: Any) -> Any:
+        from skilleval.functional.judges import CheckJudge
+
+        return CheckJudge(name)
+    return factory
 
 
 @hookimpl
 def register_experiments(register) -> None:  # noqa: ANN001
-    from skilleval.functional.comparator import compare_factory
-    from skilleval.functional.experiment import functional_eval_factory
-
-    register("functional_eval", functional_eval_factory,
+    register("functional_eval", _lazy("skilleval.functional.experiment", "functional_eval_factory"),
              help="with/without-skill executions, judges, benchmark.json with delta and interval")
-    register("compare", compare_factory,
+    register("compare", _lazy("skilleval.functional.comparator", "compare_factory"),
              help="blind A/B comparison of two arms in both orders, then an unblinded analysis")

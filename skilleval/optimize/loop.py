@@ -350,7 +350,7 @@ def run_trigger_opt(job: "JobContext") -> int:
     o.check_budget()
     o.print_plan()
     with job.progress():
-        state, tests, partial_test = asyncio.run(o.run())
+        state, tests, partial_test = job.run(o.run())
     o.proposer_calls = int(getattr(o.proposer, "calls_made", 0))
     o.proposer_cost = float(getattr(o.proposer, "cost_usd", 0.0))
     calls = o.runner.calls_made + o.proposer_calls

@@ -1,7 +1,6 @@
 """The `trigger_eval` experiment: run the eval set, store per-query verdicts, report."""
 from __future__ import annotations
 
-import asyncio
 import time
 import datetime as dt
 from dataclasses import dataclass
@@ -65,12 +64,12 @@ def run_trigger_eval(job: "JobContext") -> int:
         f"[bold]trigger_eval[/bold] {skill.name}: {len(cases)} queries × ≤{max_runs(settings)} runs "
         f"({settings.policy}), backend {job.backend.name}/{job.backend.model}, "
         f"≤{runner.max_calls(len(cases))} calls")
-    asyncio.run(run_self_check(job, skill, distractors))
+    job.run(run_self_check(job, skill, distractors))
     partial = False
     started = time.perf_counter()
     with job.progress():
         try:
-            results = asyncio.run(runner.evaluate(skill, cases, distractors))
+            results = job.run(runner.evaluate(skill, cases, distractors))
         except BudgetExhausted as exc:
             job.console.print(f"[yellow]stopped: {exc}[/yellow]")
             results, partial = exc.partial, True  # type: ignore[attr-defined]

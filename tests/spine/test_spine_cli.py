@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from skilleval.skills import load_skill
 from skilleval.store.catalog import Store
 from spine_helpers import CSV_DESCRIPTION, EXAMPLES, SMALL_CASES, write_cases, write_skill
 
@@ -54,8 +55,7 @@ def test_results_json_has_skill_creator_shape(e2e) -> None:  # noqa: ANN001
     _, _, data, _, _ = e2e
     assert list(data)[:4] == ["skill_name", "description", "results", "summary"]
     assert data["skill_name"] == "changelog-writer"
-    assert data["description"].startswith((EXAMPLES / "changelog-writer" / "SKILL.md").read_text()
-                                          .split("description:", 1)[1].strip()[:20].strip("'\">|"))
+    assert data["description"] == load_skill(EXAMPLES / "changelog-writer").description
     cases = json.loads((EXAMPLES / "changelog-writer" / "evals" / "trigger_eval.json").read_text())
     assert [r["query"] for r in data["results"]] == [c["query"] for c in cases]
     for r, c in zip(data["results"], cases):

@@ -1,0 +1,121 @@
+"""Bad inputs and configs: exit 2 and exactly one stderr line naming the problem, no traceback."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from spine_helpers import CSV_DESCRIPTION, SMALL_CASES, write_cases, write_skill
+
+
+def _skill(tmp: Path, frontmatter: str | None = None, *, raw: str | None = None) -> Path:
+    d = write_skill(tmp, "csv-tidy", CSV_DESCRIPTION, frontmatter=frontmatter)
+    if raw is not None:
+        (d / "SKILL.md").write_text(raw)
+    return d
+
+
+def _good_cases(tmp: Path) -> Path:
+    return write_cases(tmp / "cases.json", SMALL_CASES)
+
+
+def malformed_yaml(tmp: Path) -> tuple[list[str], list[str]]:
+    d = _skill(tmp, "name: csv-tidy\ndescription: [unclosed, list\n")
+    return [f"skill={d}", f"cases={_good_cases(tmp)}"], ["malformed YAML frontmatter", str(d / "SKILL.md")]
+
+
+def bad_indentation(tmp: Path) -> tuple[list[str], list[str]]:
+    d = _skill(tmp, "name: csv-tidy\n  description: oops: two colons\n")
+    return [f"skill={d}", f"cases={_good_cases(tmp)}"], ["malformed YAML frontmatter", "SKILL.md"]
+
+
+def missing_frontmatter(tmp: Path) -> tuple[list[str], list[str]]:
+    d = _skill(tmp, raw="# CSV tidy\n\nNo frontmatter here.\n")
+    return [f"skill={d}", f"cases={_good_cases(tmp)}"], ["missing YAML frontmatter", str(d / "SKILL.md")]
+
+
+def unclosed_frontmatter(tmp: Path) -> tuple[list[str], list[str]]:
+    d = _skill(tmp, raw="---\nname: csv-tidy\ndescription: x\n# body, no closing line\n")
+    return [f"skill={d}", f"cases={_good_cases(tmp)}"], ["missing YAML frontmatter"]
+
+
+def description_not_a_string(tmp: Path) -> tuple[list[str], list[str]]:
+    d = _skill(tmp, "name: csv-tidy\ndescription: 123\n")
+    return [f"skill={d}", f"cases={_good_cases(tmp)}"], ["'description' must be a string", "int"]
+
+
+def name_missing(tmp: Path) -> tuple[list[str], list[str]]:
+    d = _skill(tmp, "description: Tidy CSV files.\n")
+    return [f"skill={d}", f"cases={_good_cases(tmp)}"], ["no 'name'"]
+
+
+def duplicate_queries(tmp: Path) -> tuple[list[str], list[str]]:
+    d = _skill(tmp)
+    cases = write_cases(tmp / "dupes.json", [*SMALL_CASES, (SMALL_CASES[1][0], False)])
+    return [f"skill={d}", f"cases={cases}"], ["duplicate query", "dupes.json", "entry 6", "entry 1"]
+
+
+def mistyped_eval_key(tmp: Path) -> tuple[list[str], list[str]]:
+    d = _skill(tmp)
+    cases = tmp / "typed.json"
+    cases.write_text(json.dumps([{"query": "tidy my csv", "should_trigger": "yes"}]))
+    return [f"skill={d}", f"cases={cases}"], ["typed.json", "entry 0", "should_trigger"]
+
+
+def missing_eval_set(tmp: Path) -> tuple[list[str], list[str]]:
+    d = _skill(tmp)
+    return [f"skill={d}"], ["no eval set found", "trigger_eval.json"]
+
+
+def unknown_backend(tmp: Path) -> tuple[list[str], list[str]]:
+    return ["backend=nope"], ["backend/nope", "stub", "claude_cli", "anthropic_api"]
+
+
+def missing_skill_folder(tmp: Path) -> tuple[list[str], list[str]]:
+    return [f"skill={tmp / 'no-such-skill'}"], ["skill folder not found", "no-such-skill"]
+
+
+def unknown_trigger_key(tmp: Path) -> tuple[list[str], list[str]]:
+    return ["trigger.nope=1"], ["trigger.nope"]
+
+
+def unknown_backend_param(tmp: Path) -> tuple[list[str], list[str]]:
+    return ["backend.latencyms=3"], ["backend.latencyms"]
+
+
+def wrong_param_type(tmp: Path) -> tuple[list[str], list[str]]:
+    return ["backend.latency_ms=fast"], ["backend.latency_ms"]
+
+
+def zero_runs(tmp: Path) -> tuple[list[str], list[str]]:
+    return ["trigger.runs=0"], ["trigger.runs"]
+
+
+def unknown_policy(tmp: Path) -> tuple[list[str], list[str]]:
+    return ["trigger.policy=always"], ["trigger.policy", "always", "decided"]
+
+
+def distractor_missing(tmp: Path) -> tuple[list[str], list[str]]:
+    return [f"distractors=[{tmp / 'gone'}]"], ["skill folder not found", "gone"]
+
+
+CASES = [malformed_yaml, bad_indentation, missing_frontmatter, unclosed_frontmatter,
+         description_not_a_string, name_missing, duplicate_queries, mistyped_eval_key,
+         missing_eval_set, unknown_backend, missing_skill_folder, unknown_trigger_key,
+         unknown_backend_param, wrong_param_type, zero_runs, unknown_policy, distractor_missing]
+
+
+@pytest.mark.parametrize("make", CASES, ids=[c.__name__ for c in CASES])
+def test_bad_input_exits_2_with_one_line(make, skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    args, fragments = make(tmp_path)
+    r = skilleval_cli.run("+experiment=trigger_eval", "progress=false", *args)
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("skilleval: ")
+    for frag in fragments:
+        assert frag in lines[0], lines[0]
+    assert r.stdout.strip() == ""
+    assert skilleval_cli.results() == []

@@ -1,0 +1,122 @@
+"""The plugin contract: documented hooks, strict validation, and a real third-party package."""
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pluggy
+import pytest
+
+from skilleval import hookspecs
+from skilleval.errors import UserError
+from skilleval.registry import collect, get_plugin_manager
+from spine_helpers import CSV_DESCRIPTION, REPO, SMALL_CASES, write_cases, write_skill
+
+
+def _hookspec_functions() -> list:
+    marker = f"{hookspecs.PROJECT}_spec"
+    return [f for _, f in inspect.getmembers(hookspecs, inspect.isfunction) if hasattr(f, marker)]
+
+
+def test_every_hook_has_a_docstring() -> None:
+    specs = _hookspec_functions()
+    names = {f.__name__ for f in specs}
+    assert {"register_backends", "register_splitters", "register_reporters", "register_proposers",
+            "register_judges", "register_experiments", "on_job_start", "on_job_end"} <= names
+    for f in specs:
+        assert f.__doc__ and len(f.__doc__.strip()) > 20, f"hook {f.__name__} has no docstring"
+    assert hookspecs.__doc__ and "entry-point" in hookspecs.__doc__
+
+
+def test_check_pending_rejects_a_misspelled_hook() -> None:
+    pm = get_plugin_manager()
+
+    class Misspelled:
+        @hookspecs.hookimpl
+        def register_backend(self, register) -> None:  # noqa: ANN001 - missing the "s"
+            register("typo", object)
+
+    pm.register(Misspelled(), name="misspelled")
+    with pytest.raises(pluggy.PluginValidationError, match="register_backend"):
+        pm.check_pending()
+
+
+def test_a_registered_plugin_object_is_collected_and_clashes_are_named() -> None:
+    pm = get_plugin_manager()
+
+    class Good:
+        @hookspecs.hookimpl
+        def register_reporters(self, register) -> None:  # noqa: ANN001
+            register("nothing", lambda params: None, help="does nothing")
+
+    pm.register(Good(), name="good-test-plugin")
+    pm.check_pending()
+    registry = collect(pm)
+    assert registry.get("reporter", "nothing").plugin == "good-test-plugin"
+    assert "stub" in registry.names("backend")
+    with pytest.raises(UserError, match="valid names: .*stub"):
+        registry.get("backend", "nope")
+
+    class Clash:
+        @hookspecs.hookimpl
+        def register_backends(self, register) -> None:  # noqa: ANN001
+            register("stub", lambda params: None)
+
+    pm.register(Clash(), name="clashing-plugin")
+    with pytest.raises(UserError, match="registered twice.*clashing-plugin"):
+        collect(pm)
+
+
+@pytest.fixture(scope="module")
+def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example plugin pip-installed (from a copy, so the repo stays clean) into a target dir."""
+    tmp = tmp_path_factory.mktemp("plugin")
+    src = tmp / "src"
+    shutil.copytree(REPO / "plugins" / "skilleval-example-plugin", src,
+                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    site = tmp / "site"
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation",
+                        "--no-index", "--target", str(site), str(src)], capture_output=True, text=True,
+                       env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}, timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (site / "skilleval_example_plugin").is_dir()
+    return site
+
+
+def test_third_party_plugin_is_listed(plugin_site: Path, skilleval_cli) -> None:  # noqa: ANN001
+    r = skilleval_cli.run("plugins", "--format", "json", env={"PYTHONPATH": str(plugin_site)}, check=0)
+    regs = {(x["kind"], x["name"]): x for x in json.loads(r.stdout)}
+    for key in [("backend", "keyword"), ("reporter", "markdown")]:
+        assert regs[key]["distribution"] == "skilleval-example-plugin"
+        assert regs[key]["version"] == "0.1.0"
+    assert ("backend", "stub") in regs
+    # without the plugin on the path it is not there
+    plain = skilleval_cli.run("plugins", "--format", "json", check=0)
+    assert "keyword" not in {x["name"] for x in json.loads(plain.stdout)}
+
+
+def test_third_party_plugin_used_through_config(plugin_site: Path, skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    skill = write_skill(tmp_path, "csv-tidy", CSV_DESCRIPTION)
+    cases = write_cases(tmp_path / "cases.json", SMALL_CASES + [("tidy this csv", True)])
+    env = {"PYTHONPATH": str(plugin_site)}
+    r = skilleval_cli.run("+experiment=trigger_eval", "progress=false", "backend=keyword",
+                          "reporter=[console,markdown]", "trigger.runs=1", f"skill={skill}",
+                          f"cases={cases}", "backend.min_words=1", env=env, check=0)
+    assert "per-query trigger rates" in r.stdout
+    [md] = list(skilleval_cli.outputs.rglob("results.md"))
+    text = md.read_text()
+    assert text.startswith("# csv-tidy")
+    assert "| tidy this csv | True | 1.00 | pass |" in text
+    assert "| write a haiku about autumn leaves | False | 0.00 | pass |" in text
+    assert not list(skilleval_cli.outputs.rglob("results.json"))  # json reporter not selected
+    rows = skilleval_cli.run("sql", "select distinct backend from trials", "--format", "json", env=env, check=0)
+    assert json.loads(rows.stdout) == [{"backend": "keyword"}]
+    # a typo in the plugin's own parameters is a config error naming it
+    bad = skilleval_cli.run("+experiment=trigger_eval", "progress=false", "backend=keyword",
+                            "backend.min_wordz=1", f"skill={skill}", f"cases={cases}", env=env)
+    assert bad.returncode == 2 and "min_wordz" in bad.stderr and "Traceback" not in bad.stderr
