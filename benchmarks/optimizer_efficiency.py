@@ -44,14 +44,19 @@ from skilleval.trigger.runner import TrialRunner
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = ["changelog-writer", "csv-tidy"]
 FRESH = range(1000, 1010)
+# Every protocol sees the same listing: the skill plus the bundled distractors (what
+# `skilleval +experiment=trigger_opt` lists for a bundled example).
+DISTRACTORS = [load_skill(p) for p in sorted((REPO / "experiments" / "distractors").iterdir())
+               if (p / "SKILL.md").is_file()]
 
 
 def fresh_accuracy(backend: StubBackend, skill, test: list[TriggerCase]) -> float:
     async def one(case: TriggerCase) -> bool:
         hits = 0
         for r in FRESH:
+            listing = tuple(s.listed for s in sorted([skill, *DISTRACTORS], key=lambda s: s.name))
             res = await backend.run_trial(Trial(f"fresh-{case.id}-{r}", case.id, case.query, skill.name,
-                                                (skill.listed,), r, backend.model))
+                                                listing, r, backend.model))
             hits += res.outcome is Outcome.TRIGGERED
         return (hits / len(FRESH) >= 0.5) == case.should_trigger
 
@@ -91,7 +96,7 @@ def skill_creator(example: str, seed: int, tmp: Path) -> tuple[int, str, float]:
     async def loop() -> None:
         nonlocal desc
         for it in range(1, 6):
-            res = await runner.evaluate(skill.with_description(desc), [*train, *test])
+            res = await runner.evaluate(skill.with_description(desc), [*train, *test], DISTRACTORS)
             tr, te = outcomes(res[:len(train)]), outcomes(res[len(train):])
             history.append((desc, sum(o.passed for o in tr), sum(o.passed for o in te)))
             if all(o.passed for o in tr) or it == 5:

@@ -24,6 +24,19 @@ def example_distractors() -> list[str]:
     return sorted(str(p.resolve()) for p in root.iterdir() if (p / "SKILL.md").is_file())
 
 
+def example_competitors(skill: str | None) -> list[str]:
+    """`${example_competitors:${skill}}`: a bundled example skill comes with the bundled
+    distractors as its competitors (stand-ins for the document skills Claude Code lists by
+    default); any other skill is listed alone unless `distractors=[...]` says otherwise."""
+    if not skill:
+        return []
+    root = Path(str(resources.files("skilleval.examples"))).resolve()
+    path = Path(skill).expanduser().resolve()
+    if path == root or root not in path.parents or (root / "distractors") in (path, *path.parents):
+        return []
+    return example_distractors()
+
+
 _prepared = False
 
 
@@ -35,5 +48,6 @@ def prepare_hydra() -> None:
 
     OmegaConf.register_new_resolver("example", example_path, replace=True)
     OmegaConf.register_new_resolver("example_distractors", example_distractors, replace=True)
+    OmegaConf.register_new_resolver("example_competitors", example_competitors, replace=True)
     publish_to_config_store(default_registry())
     _prepared = True

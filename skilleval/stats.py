@@ -25,7 +25,9 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    low = 0.0 if k == 0 else max(0.0, centre - half)  # exact at the edges (no 1e-17 residue)
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return (low, high)
 
 
 @dataclass(frozen=True)
@@ -50,13 +52,23 @@ def estimate(k: int, n: int, confidence: float = 0.95) -> Estimate:
     return Estimate(k, n, low, high)
 
 
+def binomial_upper_tail(k: int, n: int, *, mid: bool = False) -> float:
+    """One-sided P(X >= k) for X ~ Binomial(n, 1/2); with `mid`, minus half of P(X = k).
+
+    Summed with math.comb (exact integers) rather than scipy.stats, whose import costs
+    more than a second at every CLI start for a sum of at most a few dozen terms.
+    """
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(k, n + 1))
+    if mid:
+        tail -= math.comb(n, k) / 2
+    return tail / 2 ** n
+
+
 def mcnemar_exact(b: int, c: int) -> float:
     """Exact (binomial) McNemar p-value for discordant pair counts b and c (two-sided)."""
-    if b + c == 0:
-        return 1.0
-    from scipy import stats as _st  # imported here: scipy.stats is slow to import
-
-    return float(_st.binomtest(min(b, c), b + c, 0.5).pvalue)
+    return min(1.0, 2 * binomial_upper_tail(max(b, c), b + c)) if b + c else 1.0
 
 
 # -- functional evals: clustered bootstrap and a paired test (added for issue 5) ------------

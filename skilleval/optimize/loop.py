@@ -2,9 +2,11 @@
 
 Iteration 0 evaluates the original description on train + validation. Each iteration
 then asks the proposer for ``optimize.candidates`` descriptions (it sees train failures and
-train scores only), evaluates each on train + validation (trials are cached, so a
-description met before costs nothing), ranks them (`selection.rank_key`), and lets the
-top one replace the incumbent only on a paired win (`selection.compare`). The loop stops
+train scores only) and screens each on train + validation with one run per query
+(``optimize.screen``); the screen ranks them (`selection.rank_key`), and only the top one
+gets its remaining runs (which reuse the screen's trials: same keys), unless it does not
+even beat the incumbent on the screen. It replaces the incumbent only on a paired win
+(`selection.compare`). Trials are cached, so a description met before costs nothing. The loop stops
 when the incumbent passes every train and validation query, at ``max_iterations``, after
 ``patience`` iterations without a replacement, when the proposer has nothing new, or when
 the budget runs out. Then, once, the original and the best are evaluated on test.
@@ -15,7 +17,7 @@ test use train only (say so in the output), and with ``none`` there is no test n
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Sequence
 
 from skilleval.domain import Skill, TriggerCase
@@ -35,9 +37,10 @@ if TYPE_CHECKING:
 class OptimizeSettings:
     candidates: int = 3
     max_iterations: int = 5
-    patience: int = 2
+    patience: int = 1
     alpha: float = 0.1
     paired_test: str = "mcnemar"  # mcnemar | sign
+    screen: bool = True  # rank candidates on one run per query; only the top one gets all runs
     apply: bool = False
     resume: bool = True
 
@@ -84,8 +87,16 @@ def make_plan(split: Split, runs: int, opt: OptimizeSettings, proposer: Any) -> 
     per_desc = tv * runs
     prop = opt.candidates * int(getattr(getattr(proposer, "params", None), "max_attempts", 1)) \
         if getattr(proposer, "name", "") != "stub" else 0
-    return Plan(per_desc, prop, opt.candidates * per_desc + prop, per_desc,
-                2 * len(split.test) * runs, opt.max_iterations)
+    if screening(opt):  # one run each, then the rest of the runs for the top candidate
+        candidates = opt.candidates * tv + tv * (runs - 1)
+    else:
+        candidates = opt.candidates * per_desc
+    return Plan(per_desc, prop, candidates + prop, per_desc, 2 * len(split.test) * runs,
+                opt.max_iterations)
+
+
+def screening(opt: OptimizeSettings) -> bool:
+    return opt.screen and opt.candidates > 1
 
 
 def outcomes(results: Sequence[QueryResult]) -> list[QueryOutcome]:
@@ -165,10 +176,15 @@ class Optimizer:
 
     # -- evaluation ------------------------------------------------------------------------
 
-    async def evaluate(self, description: str, label: str) -> tuple[list[QueryOutcome], list[QueryOutcome]]:
+    async def evaluate(self, description: str, label: str, *, screen: bool = False
+                       ) -> tuple[list[QueryOutcome], list[QueryOutcome]]:
+        """Train and validation outcomes of a description. `screen`: one run per query,
+        whose trials a later full evaluation of the same description reuses."""
         skill = self.skill.with_description(description)
         cases = [*self.split.train, *self.split.validation]
-        results = await self.runner.evaluate(skill, cases, self.distractors, label=label)
+        settings = replace(self.runner.settings, runs=1, policy="fixed") if screen else None
+        results = await self.runner.evaluate(skill, cases, self.distractors, label=label,
+                                             settings=settings)
         self._check_valid(results)
         out = outcomes(results)
         n = len(self.split.train)
@@ -233,8 +249,10 @@ class Optimizer:
                 self.states.checkpoint(state, [])
                 break
             new: list[Entry] = []
+            screen = screening(self.opt) and len(proposals) > 1
             for k, prop in enumerate(proposals):
-                train, val = await self.evaluate(prop.description, f"iter {it} cand {k + 1}")
+                train, val = await self.evaluate(prop.description, f"iter {it} cand {k + 1}",
+                                                 screen=screen)
                 new.append(Entry(it, k + 1, prop.description, prop.proposer, train, val,
                                  proposer_calls=prop.calls))
             ranked = sorted(new, key=lambda e: rank_key(e.train, e.validation, e.description))
@@ -242,13 +260,27 @@ class Optimizer:
                 e.rank = r
             inc = state.best
             top = ranked[0]
+            screened_out = False
+            if screen:
+                # The screen ranked them. A top candidate that does not even win more queries
+                # than it loses against the incumbent on its one run is dropped without
+                # paying for its other runs; otherwise it gets them now.
+                pre = compare(top.train + top.validation, inc.train + inc.validation,
+                              alpha=self.opt.alpha, test=self.opt.paired_test)
+                screened_out = pre.wins <= pre.losses
+                if not screened_out:
+                    top.train, top.validation = await self.evaluate(
+                        top.description, f"iter {it} cand {top.candidate}")
             cmp = compare(top.train + top.validation, inc.train + inc.validation,
                           alpha=self.opt.alpha, test=self.opt.paired_test)
             better = rank_key(top.train, top.validation, top.description) < \
                 rank_key(inc.train, inc.validation, inc.description)
             top.p_value = cmp.p_value
             state.entries.extend(new)
-            if cmp.replace and better:
+            if screened_out:
+                top.decision = f"rejected on the screen ({cmp.describe()}, 1 run/query)"
+                state.since_improvement += 1
+            elif cmp.replace and better:
                 top.decision = f"accepted ({cmp.describe()})"
                 state.incumbent = len(state.entries) - len(new) + new.index(top)
                 state.since_improvement = 0
@@ -257,7 +289,7 @@ class Optimizer:
                 top.decision = f"rejected: {why} ({cmp.describe()})"
                 state.since_improvement += 1
             for e in ranked[1:]:
-                e.decision = f"rank {e.rank}"
+                e.decision = f"rank {e.rank}" + (" (screened: 1 run/query)" if screen else "")
             state.iteration = it
             state.exit_reason = self._stop_reason(state, it)
             self.states.checkpoint(state, new)

@@ -6,10 +6,14 @@ split (``splitter=holdout`` or ``none``) the validation keys are empty and train
 
 Replacement: the top-ranked candidate replaces the incumbent only when it wins a *paired*
 comparison on the same queries (train + validation): among the queries where exactly one
-of the two passes, the candidate must win more (b > c) and the exact McNemar test
-(binomial on the discordant pairs, one-sided: the hypothesis is directional, "the candidate
-is better") must give p < ``alpha`` (default 0.1: +5/-0, +6/-1 or +8/-2 on 15 queries win;
-+7/-4 does not). ``paired_test=sign`` uses a sign
+of the two passes, the candidate must win more (b > c) and the McNemar test on the
+discordant pairs, one-sided (the hypothesis is directional, "the candidate is better"), must
+give p < ``alpha`` (default 0.1). The p-value is the *mid-p* exact McNemar (the exact
+binomial tail minus half the probability of the observed count; Fagerland, Lydersen and
+Laake, BMC Med Res Methodol 2013, "mid-p and asymptotic are better than exact
+conditional"): the plain exact test is conservative on the small discordant counts a
+15-query split gives. With alpha 0.1: +3/-0, +5/-1 and +6/-2 win; +4/-1 and +7/-4 do not.
+``paired_test=sign`` uses a sign
 test on per-query correctness rates instead (a should-trigger query's trigger rate, a
 should-not query's 1 - rate), which also counts changes that do not flip a verdict. A point
 difference of one or two queries on a 15-query split is noise, and is not enough.
@@ -19,8 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from scipy import stats as _st
-
+from skilleval.stats import binomial_upper_tail
 
 
 @dataclass(frozen=True)
@@ -89,13 +92,11 @@ def compare(candidate: Sequence[QueryOutcome], incumbent: Sequence[QueryOutcome]
     if test == "sign":
         wins = sum(1 for a, b in pairs if a.correct_rate > b.correct_rate)
         losses = sum(1 for a, b in pairs if a.correct_rate < b.correct_rate)
-        p = 1.0 if wins + losses == 0 else float(
-            _st.binomtest(wins, wins + losses, 0.5, alternative="greater").pvalue)
+        p = binomial_upper_tail(wins, wins + losses)
     elif test == "mcnemar":
         wins = sum(1 for a, b in pairs if a.passed and not b.passed)
         losses = sum(1 for a, b in pairs if b.passed and not a.passed)
-        p = 1.0 if wins + losses == 0 else float(
-            _st.binomtest(wins, wins + losses, 0.5, alternative="greater").pvalue)
+        p = binomial_upper_tail(wins, wins + losses, mid=True)
     else:  # validated at config time; kept as a guard
         raise ValueError(f"unknown paired test {test!r}")
     return Comparison(wins, losses, p, wins > losses and p < alpha, test)

@@ -111,6 +111,7 @@ class _QueryState:
     listing: tuple[ListedSkill, ...]
     bodies: tuple[tuple[str, str], ...]
     ldigest: bytes
+    settings: TriggerSettings
     by_repeat: dict[int, TrialResult] = field(default_factory=dict)
     started: int = 0  # repeats handed out so far
     in_flight: int = 0
@@ -144,7 +145,6 @@ class TrialRunner:
         self.calls_cached = 0
         self.cost_usd = 0.0
         self._identity = keymod.identity_digest(backend.identity())
-        self._policy = POLICIES[settings.policy]
         self._memo: dict[str, TrialResult] = {}
         self._budget_stop: BudgetExhausted | None = None
 
@@ -168,10 +168,11 @@ class TrialRunner:
     def max_calls(self, n_cases: int) -> int:
         return n_cases * max_runs(self.settings)
 
-    def _load_cached(self, ldigest: bytes, target: str, cases: Sequence[TriggerCase]) -> None:
+    def _load_cached(self, ldigest: bytes, target: str, cases: Sequence[TriggerCase],
+                     settings: TriggerSettings) -> None:
         if self.store is None:
             return
-        n = max_runs(self.settings)
+        n = max_runs(settings)
         wanted = [k for c in cases for r in range(n)
                   if (k := self.key(ldigest, target, c.query, r)) not in self._memo]
         if not wanted:
@@ -191,16 +192,25 @@ class TrialRunner:
     # -- running ------------------------------------------------------------------------
 
     async def evaluate(self, skill: Skill, cases: Sequence[TriggerCase],
-                       distractors: Sequence[Skill] = (), *, label: str = "") -> list[QueryResult]:
+                       distractors: Sequence[Skill] = (), *, label: str = "",
+                       settings: TriggerSettings | None = None) -> list[QueryResult]:
         """Evaluate `skill` (with its current description) on `cases`.
+
+        `settings` overrides the runner's for this call (a cheap one-run screen, say); the
+        trials it makes share keys with later full evaluations, which reuse them.
 
         Raises `BudgetExhausted` (carrying ``.partial``, the results so far) when the budget
         ran out; trials already in flight finish and are stored first.
         """
         listing, bodies, ldigest = self._listing(skill, distractors)
-        self._load_cached(ldigest, skill.name, cases)
-        states = [_QueryState(QueryResult(c, skill.name, self.settings), skill, listing, bodies, ldigest)
-                  for c in cases]
+        settings = settings or self.settings
+        if settings.policy not in POLICIES:
+            from skilleval.errors import UserError
+
+            raise UserError(f"unknown trigger.policy {settings.policy!r}; valid: {', '.join(POLICIES)}")
+        self._load_cached(ldigest, skill.name, cases, settings)
+        states = [_QueryState(QueryResult(c, skill.name, settings), skill, listing, bodies, ldigest,
+                              settings) for c in cases]
         task = self.progress.add_task(label or skill.name, total=len(cases)) if self.progress else None
         ready: deque[tuple[_QueryState, Trial]] = deque()
         for st in states:
@@ -252,7 +262,8 @@ class TrialRunner:
         were queued for a worker; when the query is finished, its progress is advanced."""
         q = st.result
         while self._budget_stop is None:
-            n = self._policy(st.triggers, st.valid, st.started, q.case.should_trigger, self.settings)
+            n = POLICIES[st.settings.policy](st.triggers, st.valid, st.started,
+                                             q.case.should_trigger, st.settings)
             if n <= 0:
                 break
             queued = 0

@@ -85,11 +85,12 @@ def test_bad_inputs_exit_2_with_one_line(cli, tmp_path):
 
 
 def test_budget_stops_gracefully_and_keeps_what_was_learned(cli):
-    out = cli.run("+experiment=trigger_opt", "budget.max_calls=300", "proposer=stub")
+    out = cli.run("+experiment=trigger_opt", "budget.max_calls=200", "optimize.patience=5",
+                  "optimize.alpha=0.001", "proposer=stub")
     assert out.returncode == 0, out.stderr
     res = cli.results()[-1]
     assert res["exit_reason"].startswith("budget")
-    assert res["calls"] <= 300 and res["test"]["best"] is not None
+    assert res["calls"] <= 200 and res["test"]["best"] is not None
 
 
 def test_apply_writes_a_valid_skill_and_keeps_a_backup(cli, tmp_path):
