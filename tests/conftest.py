@@ -3,6 +3,7 @@ subprocess runner. Subfolders add their own conftest.py for anything specific.""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -65,3 +66,40 @@ def isolated_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def make_skilleval_cli():  # noqa: ANN201
     """`make_skilleval_cli(root)` -> SkillevalCli, for module-scoped set-ups (tmp_path_factory)."""
     return make_cli
+
+
+def install_plugin(name: str, tmp: Path) -> Path:
+    """pip-install `plugins/<name>` (from a copy, so the repo stays clean) into a target
+    folder and return it; put it on PYTHONPATH to use the plugin, nothing else changes."""
+    repo = Path(__file__).resolve().parents[1]
+    src = tmp / "src"
+    shutil.copytree(repo / "plugins" / name, src,
+                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    site = tmp / "site"
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation",
+                        "--no-index", "--target", str(site), str(src)], capture_output=True, text=True,
+                       env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}, timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return site
+
+
+# -- serve-sim: the simulated Messages API as a real subprocess on 127.0.0.1 ---------------
+
+
+@pytest.fixture(scope="module")
+def sim_server():  # noqa: ANN201 - Iterator[SimProcess]
+    """One serve-sim per test module."""
+    from skilleval.sim.process import SimProcess
+
+    with SimProcess(retry_after_s=0.01, record_bodies=20) as sim:
+        yield sim
+
+
+@pytest.fixture
+def sim(sim_server):  # noqa: ANN001, ANN201
+    """The module's serve-sim, reset to no faults and no latency for each test."""
+    sim_server.reset()
+    sim_server.configure(overloaded_rate=0.0, rate_limit_rate=0.0, server_error_rate=0.0,
+                         stream_error_rate=0.0, fail_next=[], orient_rate=0.0, latency_ms=0.0,
+                         retry_after_s=0.01, cache_min_tokens=1024, batch_delay_ms=100.0)
+    return sim_server

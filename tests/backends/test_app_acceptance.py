@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from skilleval.sim.process import SimProcess
+from skilleval.sim.process import SimProcess  # the `sim` fixture (tests/conftest.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_KEY = "sk-ant-api03-FAKEKEYFORTESTS-0123456789abcdef"
@@ -41,12 +41,6 @@ def run_app(tmp: Path, store: str, *overrides: str, extra_env: dict | None = Non
 
 def verdicts(result: dict) -> list[tuple[str, int, int, str]]:
     return [(r["query"], r["triggers"], r["valid_runs"], r["verdict"]) for r in result["results"]]
-
-
-@pytest.fixture(scope="module")
-def sim() -> SimProcess:
-    with SimProcess(retry_after_s=0.01) as server:
-        yield server
 
 
 @pytest.fixture(scope="module")

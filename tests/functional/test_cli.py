@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import install_plugin
 
 REPO = Path(__file__).resolve().parents[2]
 CSV_TIDY = REPO / "experiments" / "csv-tidy"
@@ -160,8 +161,7 @@ def test_functional_eval_via_api_against_serve_sim(cli, serve_sim) -> None:
 
 
 def test_example_judge_plugin_installed_and_used(cli, tmp_path: Path) -> None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                    "-e", str(REPO / "plugins" / "skilleval-judge-example")], check=True, timeout=300)
+    cli.env["PYTHONPATH"] = str(install_plugin("skilleval-judge-example", tmp_path))
     assert "keyword_grader" in cli.run("plugins", check=0).stdout
     evals = tmp_path / "evals.json"
     src = json.loads((CSV_TIDY / "evals/evals.json").read_text())["evals"][1]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pluggy
 import pytest
+from conftest import install_plugin
 
 from skilleval import hookspecs
 from skilleval.errors import UserError
@@ -74,16 +75,7 @@ def test_a_registered_plugin_object_is_collected_and_clashes_are_named() -> None
 
 @pytest.fixture(scope="module")
 def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example plugin pip-installed (from a copy, so the repo stays clean) into a target dir."""
-    tmp = tmp_path_factory.mktemp("plugin")
-    src = tmp / "src"
-    shutil.copytree(REPO / "plugins" / "skilleval-example-plugin", src,
-                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    site = tmp / "site"
-    r = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation",
-                        "--no-index", "--target", str(site), str(src)], capture_output=True, text=True,
-                       env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}, timeout=180)
-    assert r.returncode == 0, r.stdout + r.stderr
+    site = install_plugin("skilleval-example-plugin", tmp_path_factory.mktemp("plugin"))
     assert (site / "skilleval_example_plugin").is_dir()
     return site
 
