@@ -3,7 +3,6 @@ subprocess runner. Subfolders add their own conftest.py for anything specific.""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -66,21 +65,6 @@ def isolated_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def make_skilleval_cli():  # noqa: ANN201
     """`make_skilleval_cli(root)` -> SkillevalCli, for module-scoped set-ups (tmp_path_factory)."""
     return make_cli
-
-
-def install_plugin(name: str, tmp: Path) -> Path:
-    """pip-install `plugins/<name>` (from a copy, so the repo stays clean) into a target
-    folder and return it; put it on PYTHONPATH to use the plugin, nothing else changes."""
-    repo = Path(__file__).resolve().parents[1]
-    src = tmp / "src"
-    shutil.copytree(repo / "plugins" / name, src,
-                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    site = tmp / "site"
-    r = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation",
-                        "--no-index", "--target", str(site), str(src)], capture_output=True, text=True,
-                       env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}, timeout=180)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return site
 
 
 # -- serve-sim: the simulated Messages API as a real subprocess on 127.0.0.1 ---------------

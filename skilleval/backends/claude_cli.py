@@ -27,9 +27,8 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from skilleval.backends.base import BaseBackend
 from skilleval.backends.params import ClaudeCliParams

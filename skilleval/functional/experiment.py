@@ -5,7 +5,6 @@
 """
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import json
 from dataclasses import dataclass

@@ -16,7 +16,6 @@ test use train only (say so in the output), and with ``none`` there is no test n
 """
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Sequence
 

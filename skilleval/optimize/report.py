@@ -17,7 +17,7 @@ from skilleval.trigger.runner import QueryResult
 
 if TYPE_CHECKING:
     from skilleval.optimize.loop import Optimizer
-    from skilleval.optimize.state import Entry, LoopState
+    from skilleval.optimize.state import LoopState
 
 
 def _result(o: QueryOutcome, query: str) -> dict[str, Any]:

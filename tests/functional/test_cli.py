@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import install_plugin
+from shared_helpers import install_plugin
 
 REPO = Path(__file__).resolve().parents[2]
 CSV_TIDY = REPO / "experiments" / "csv-tidy"

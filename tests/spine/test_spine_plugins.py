@@ -3,20 +3,16 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pluggy
 import pytest
-from conftest import install_plugin
+from shared_helpers import install_plugin
 
 from skilleval import hookspecs
 from skilleval.errors import UserError
 from skilleval.registry import collect, get_plugin_manager
-from spine_helpers import CSV_DESCRIPTION, REPO, SMALL_CASES, write_cases, write_skill
+from spine_helpers import CSV_DESCRIPTION, SMALL_CASES, write_cases, write_skill
 
 
 def _hookspec_functions() -> list:
