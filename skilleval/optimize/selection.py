@@ -81,7 +81,8 @@ class Comparison:
     test: str
 
     def describe(self) -> str:
-        return f"+{self.wins}/-{self.losses} vs incumbent, {self.test} p={self.p_value:.3g}"
+        name = "mcnemar mid-p" if self.test == "mcnemar" else self.test
+        return f"+{self.wins}/-{self.losses} vs incumbent, {name} p={self.p_value:.3g}"
 
 
 def compare(candidate: Sequence[QueryOutcome], incumbent: Sequence[QueryOutcome], *,

@@ -1,0 +1,75 @@
+"""What a ``trigger_opt`` run may spend: its settings and the worst-case call plan printed
+(and checked against the budget) before the first call."""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from skilleval.errors import UserError
+from skilleval.optimize.splitters import Split
+
+
+@dataclass
+class OptimizeSettings:
+    candidates: int = 3
+    max_iterations: int = 5
+    patience: int = 1
+    alpha: float = 0.1
+    paired_test: str = "mcnemar"  # mcnemar | sign
+    screen: bool = True  # rank candidates on one run per query; only the top one gets all runs
+    apply: bool = False
+    resume: bool = True
+
+    @classmethod
+    def from_cfg(cls, node: Any) -> "OptimizeSettings":
+        from omegaconf import OmegaConf
+
+        values = OmegaConf.to_container(node, resolve=True) if node is not None else {}
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values or {}) - known)
+        if unknown:
+            raise UserError(f"optimize has no key {unknown[0]!r}; known: {', '.join(sorted(known))}")
+        s = cls(**(values or {}))
+        if s.candidates < 1 or s.max_iterations < 1 or s.patience < 1:
+            raise UserError("optimize.candidates, optimize.max_iterations and optimize.patience "
+                            "must be at least 1")
+        if s.paired_test not in ("mcnemar", "sign"):
+            raise UserError(f"optimize.paired_test must be mcnemar or sign, got {s.paired_test!r}")
+        if not 0 < s.alpha <= 1:
+            raise UserError(f"optimize.alpha must be in (0, 1], got {s.alpha}")
+        return s
+
+
+@dataclass
+class Plan:
+    per_description: int  # trials to evaluate one description on train + validation (worst case)
+    proposer_calls: int  # per iteration, worst case
+    iteration: int
+    initial: int
+    final: int  # test for original and best
+    max_iterations: int
+
+    @property
+    def one_iteration(self) -> int:
+        return self.initial + self.iteration + self.final
+
+    @property
+    def total(self) -> int:
+        return self.initial + self.max_iterations * self.iteration + self.final
+
+
+def make_plan(split: Split, runs: int, opt: OptimizeSettings, proposer: Any) -> Plan:
+    tv = len(split.train) + len(split.validation)
+    per_desc = tv * runs
+    prop = opt.candidates * int(getattr(getattr(proposer, "params", None), "max_attempts", 1)) \
+        if getattr(proposer, "name", "") != "stub" else 0
+    if screening(opt):  # one run each, then the rest of the runs for the top candidate
+        candidates = opt.candidates * tv + tv * (runs - 1)
+    else:
+        candidates = opt.candidates * per_desc
+    return Plan(per_desc, prop, candidates + prop, per_desc, 2 * len(split.test) * runs,
+                opt.max_iterations)
+
+
+def screening(opt: OptimizeSettings) -> bool:
+    return opt.screen and opt.candidates > 1
