@@ -12,6 +12,7 @@ letting every code path that parses model output run offline.
 from __future__ import annotations
 
 import re
+import threading
 from typing import Callable
 
 Responder = Callable[[str, bytes], str]
@@ -40,19 +41,27 @@ def respond(prompt: str, seed: bytes) -> str:
 
 
 _loaded = False
+_load_lock = threading.Lock()
 
 
 def _load_builtin_responders() -> None:
-    """Import the modules whose prompts the simulator answers (they register on import)."""
+    """Import the modules whose prompts the simulator answers (they register on import).
+
+    serve-sim answers requests on several threads: the flag is set only once the imports
+    are done, under a lock, or a concurrent first request would find no responder yet.
+    """
     global _loaded
     if _loaded:
         return
-    _loaded = True
-    import importlib
+    with _load_lock:
+        if _loaded:
+            return
+        import importlib
 
-    for module in ("skilleval.optimize.prompts", "skilleval.functional.prompts"):
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:  # a module not written yet must not break the stub
-            if exc.name != module:
-                raise
+        for module in ("skilleval.optimize.prompts", "skilleval.functional.prompts"):
+            try:
+                importlib.import_module(module)
+            except ModuleNotFoundError as exc:  # a module not written yet must not break the stub
+                if exc.name != module:
+                    raise
+        _loaded = True

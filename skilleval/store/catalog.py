@@ -74,7 +74,7 @@ class Store:
         con = duckdb.connect()
         for table in self.tables():
             glob = (self.root / table / "**" / "*.parquet").as_posix().replace("'", "''")
-            src = f"SELECT * FROM read_parquet('{glob}', union_by_name = true)"
+            src = f"SELECT * FROM read_parquet('{glob}', union_by_name = true, hive_partitioning = false)"
             sql = _VIEW_SQL.get(table, "{src}").format(src=src)
             con.execute(f'CREATE VIEW "{table}" AS {sql}')
         return con
