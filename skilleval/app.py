@@ -176,6 +176,8 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     store = Store(resolve_root(store_cfg.get("root")), flush_rows=store_cfg.flush_rows,
                   flush_seconds=store_cfg.flush_seconds)
     backend = registry.build("backend", cfg.backend)
+    if hasattr(backend, "use_store"):  # optional in the protocol; BaseBackend has it
+        backend.use_store(store.root)
     budget_cfg = cfg.get("budget") or {}
     budget = Budget(budget_cfg.get("max_calls"), budget_cfg.get("max_usd"))
     experiment = registry.build("experiment", {"name": exp.kind})

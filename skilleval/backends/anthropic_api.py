@@ -81,6 +81,11 @@ class AnthropicApiBackend(BaseBackend):
         self._batcher: Any = None
         self.state_dir: Path | None = Path(params.batch_state_dir) if params.batch_state_dir else None
 
+    def use_store(self, root: Path) -> None:
+        """Batch ids go under the store root unless `backend.batch_state_dir` says otherwise."""
+        if not self.params.batch_state_dir:
+            self.set_state_dir(root)
+
     def set_state_dir(self, path: str | Path) -> None:
         """Where batch ids are kept for resume (the runner passes ``<store_root>``)."""
         self.state_dir = Path(path)

@@ -15,6 +15,7 @@ A backend is what a model looks like to skilleval. It has one job per method:
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from skilleval.domain import Completion, Trial, TrialResult
@@ -42,6 +43,8 @@ class Backend(Protocol):
 
     def estimate_cost_usd(self, input_tokens: int, output_tokens: int) -> float | None: ...
 
+    def use_store(self, root: Path) -> None: ...
+
     async def aclose(self) -> None: ...
 
 
@@ -64,6 +67,11 @@ class BaseBackend:
         raise UserError(f"backend {self.name!r} cannot execute functional tasks")
 
     def estimate_cost_usd(self, input_tokens: int, output_tokens: int) -> float | None:
+        return None
+
+    def use_store(self, root: Path) -> None:
+        """Told once per job where the store is, for state that must survive a crash (the API
+        backend keeps its Message Batch ids there). Default: nothing to keep."""
         return None
 
     async def aclose(self) -> None:

@@ -113,5 +113,6 @@ class ConsoleReporter:
         out.print(metrics)
         r = report.runner
         out.print(f"queries: {s.passed} passed, {s.failed} failed, {s.insufficient} insufficient · "
-                  f"trials: {s.trials} ({s.valid_trials} valid, {s.errors} errors, {s.timeouts} timeouts) · "
+                  f"trials: {s.trials} ({s.valid_trials} valid, {s.errors} errors, {s.timeouts} timeouts, "
+                  f"{s.retries} retries) · "
                   f"backend calls: {r.calls_made} new, {r.calls_cached} cached · cost ${r.cost_usd:.4f}")

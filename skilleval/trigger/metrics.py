@@ -50,6 +50,7 @@ class TriggerSummary:
     timeouts: int
     fired_other: int
     cached: int
+    retries: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -60,7 +61,7 @@ class TriggerSummary:
             "total_queries": self.total_queries, "passed": self.passed, "failed": self.failed,
             "insufficient": self.insufficient, "trials": self.trials,
             "valid_trials": self.valid_trials, "errors": self.errors, "timeouts": self.timeouts,
-            "fired_other": self.fired_other, "cached_trials": self.cached,
+            "fired_other": self.fired_other, "cached_trials": self.cached, "retries": self.retries,
             "interval": "wilson (f1: wilson on 2TP/(2TP+FP+FN))",
         }
 
@@ -96,4 +97,5 @@ def summarize(results: Sequence[QueryResult], confidence: float = 0.95) -> Trigg
         trials=sum(q.runs for q in results), valid_trials=sum(q.valid_runs for q in results),
         errors=sum(q.errors for q in results), timeouts=sum(q.timeouts for q in results),
         fired_other=sum(q.fired_other for q in results), cached=sum(q.cached for q in results),
+        retries=sum(r.retries for q in results for r in q.results),
     )
