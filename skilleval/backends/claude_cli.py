@@ -116,7 +116,7 @@ class ClaudeCliBackend(BaseBackend):
         while True:
             run, status = await self._run_once(trial)
             retries += run.api_retries
-            if (status == "ok" and not run.decided and run.api_error_status is not None
+            if (status == "ok" and not run.decided and _retryable(run.api_error_status)
                     and reruns < self.params.max_retries):
                 reruns += 1
                 retries += 1
@@ -160,32 +160,47 @@ class ClaudeCliBackend(BaseBackend):
         """One CLI process. Status: ok | timeout | exit N: <stderr tail>."""
         root = self._project(trial)
         run = CliRun()
-        proc = await asyncio.create_subprocess_exec(
-            *self.argv(trial), cwd=root / "proj", env=self._env(root / "config", trial),
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True, limit=16 * 1024 * 1024)
-        stderr_task = asyncio.create_task(_tail(proc.stderr))
+        proc: asyncio.subprocess.Process | None = None
+        stderr_task: asyncio.Task[str] | None = None
         status = "ok"
         try:
-            async def read() -> None:
-                assert proc.stdout is not None
+            proc = await asyncio.create_subprocess_exec(
+                *self.argv(trial), cwd=root / "proj", env=self._env(root / "config", trial),
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                start_new_session=True, limit=16 * 1024 * 1024)
+            stderr_task = asyncio.create_task(_tail(proc.stderr))
+
+            async def read_and_wait() -> int | None:
+                assert proc is not None and proc.stdout is not None
                 while not run.decided and not run.finished:
-                    line = await proc.stdout.readline()
+                    try:
+                        line = await proc.stdout.readline()
+                    except ValueError:  # one line over the 16 MiB limit: skipped, counted
+                        run.malformed += 1
+                        continue
                     if not line:
                         break
                     run.feed(line)
+                if run.decided or run.finished:
+                    return None
+                return await proc.wait()  # stdout closed: the exit code, within the timeout
 
             try:
-                await asyncio.wait_for(read(), self.params.timeout_s)
+                code = await asyncio.wait_for(read_and_wait(), self.params.timeout_s)
             except asyncio.TimeoutError:
-                status = "timeout"
-            if status == "ok" and not run.decided and not run.finished:
-                code = await proc.wait()
-                if code != 0:
-                    status = f"exit {code}: {(await stderr_task)[-400:].strip()}"
+                status, code = "timeout", None
+            if code:
+                await _kill_group(proc)  # a grandchild may still hold stderr open
+                try:
+                    tail = await asyncio.wait_for(asyncio.shield(stderr_task), 2.0)
+                except asyncio.TimeoutError:
+                    tail = ""
+                status = f"exit {code}: {tail[-400:].strip()}"
         finally:
-            await _kill_group(proc)
-            stderr_task.cancel()
+            if proc is not None:
+                await _kill_group(proc)
+            if stderr_task is not None:
+                stderr_task.cancel()
             if not self.params.keep_workdirs:
                 shutil.rmtree(root, ignore_errors=True)
         return run, status
@@ -254,6 +269,12 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
         await asyncio.wait_for(proc.wait(), 10)
     except asyncio.TimeoutError:
         pass
+
+
+def _retryable(status: int | None) -> bool:
+    """An API error result worth a whole new run: connection trouble (0), 408, 409, 429, 5xx.
+    Other 4xx (bad request, auth, not found) fail the same way every time."""
+    return status is not None and (status in (0, 408, 409, 429) or status >= 500)
 
 
 def _ancestor_claude_dir(path: Path) -> Path | None:

@@ -194,7 +194,7 @@ def _join(items: Sequence[str], last: str = "or") -> str:
 # -- the rewrite ----------------------------------------------------------------------------
 
 # (body units, extra terms, exclusions per false trigger, summary chars) per variant shape
-_SHAPES = [(3, 4, 3, 260), (5, 8, 3, 200), (1, 10, 2, 140)]
+_SHAPES = [(3, 4, 1, 260), (5, 8, 1, 200), (1, 10, 1, 140)]
 
 
 def rewrite(inp: Inputs, variant: int = 0, *, max_chars: int = 1024) -> str:
@@ -254,19 +254,23 @@ def rewrite(inp: Inputs, variant: int = 0, *, max_chars: int = 1024) -> str:
              if s not in covered and len(s) >= 3][:n_terms]
     extra_words = [surface[s].most_common(1)[0][0] for s in extra]
 
-    # 4. scope: what false triggers were about, in words no positive uses
+    # 4. scope: what false triggers were about, in words no positive uses. One short topic
+    #    phrase per false trigger (its longest run of such words, at most three), never
+    #    version numbers or file names: a scope statement, not a list of the queries' words.
     excl: list[str] = []
     for r in sorted(false.values(), key=lambda r: (-r.rate, r.query)):
-        phrase, run = [], []
+        phrases, run = [], []
         for word, s in words(r.query) + [("", "")]:
-            if s and pos_df[s] == 0 and len(s) >= 3 and s not in _GENERIC and not s.isdigit():
+            if (s and pos_df[s] == 0 and len(s) >= 3 and s not in _GENERIC
+                    and not any(ch.isdigit() or ch == "." for ch in word)):
                 run.append(word.lower())
             elif run:
-                phrase.append(" ".join(run))
+                phrases.append(run[:3])
                 run = []
-        for p in phrase[:n_excl]:
-            if p not in excl:
-                excl.append(p)
+        for p in sorted(phrases, key=lambda ws: -sum(map(len, ws)))[:n_excl]:
+            phrase = " ".join(p)
+            if phrase not in excl:
+                excl.append(phrase)
 
     parts = [purpose.rstrip(".") + "."]
     if chosen:

@@ -133,3 +133,42 @@ def test_api_key_never_appears_in_results_or_requests(sim, claude_bin, monkeypat
 def test_text_completion(sim, claude_bin):
     c = asyncio.run(backend(sim, claude_bin).complete("Say hello in one word"))
     assert "simulated completion" in c.text and c.input_tokens > 0
+
+
+def test_non_retryable_api_error_is_not_rerun(sim, claude_bin):
+    # A 400/401/404 fails the same way every time: no whole-run retries, no backoff sleeps.
+    sim.configure(fail_next=[400] * 4)
+    got = run_all(backend(sim, claude_bin, max_retries=3, cli_max_retries=0), trials(repeats=1)[:1])[0]
+    assert got.outcome is Outcome.ERROR and "400" in got.error and got.retries == 0
+    assert sim.stats().get("POST /v1/messages", 0) == 1
+
+
+def _fake_cli(tmp_path, body: str) -> str:
+    fake = tmp_path / "claude"
+    fake.write_text("#!/bin/sh\n[ \"$1\" = --version ] && { echo '2.1.332 (Claude Code)'; exit 0; }\n"
+                    + body)
+    fake.chmod(0o755)
+    return str(fake)
+
+
+def test_cli_that_closes_stdout_and_hangs_is_killed_at_the_timeout(sim, tmp_path):
+    # stdout closed early must not turn the timeout off: the wait for the exit is bounded too.
+    marker = f"closed-{uuid.uuid4().hex[:8]}"
+    fake = _fake_cli(tmp_path, "echo '{\"type\":\"system\",\"subtype\":\"init\"}'\n"
+                               f"exec 1>&-\nsleep 30 # {marker}\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    got = run_all(backend(sim, fake, timeout_s=1.5, work_root=str(work)), trials(repeats=1)[:1])[0]
+    assert got.outcome is Outcome.TIMEOUT and got.latency_ms < 10000
+    assert list(work.iterdir()) == []
+
+
+def test_failed_spawn_leaves_no_trial_folder(sim, tmp_path):
+    fake = _fake_cli(tmp_path, "exit 0\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    b = backend(sim, fake, work_root=str(work))
+    (tmp_path / "claude").unlink()  # the executable vanished after start-up
+    with pytest.raises(OSError):
+        asyncio.run(b.run_trial(trials(repeats=1)[0]))
+    assert list(work.iterdir()) == []
