@@ -104,19 +104,35 @@ def bootstrap_ci_clustered(primary: "dict[str, list[float]]", baseline: "dict[st
     return (point, float(low), float(high))
 
 
-def paired_permutation_p(diffs: "list[float]", *, n_resamples: int = 9999, seed: int = 0) -> float:
-    """Two-sided p-value of a paired sign-flip permutation test that the mean difference is 0.
+def stratified_permutation_p(primary: "dict[str, list[float]]", baseline: "dict[str, list[float]]",
+                             *, n_resamples: int = 9999, seed: int = 0) -> float | None:
+    """Two-sided p-value that the arm makes no difference, by a permutation test stratified
+    by eval: within each eval the arm labels of its runs are shuffled (under the null the
+    runs of one eval are exchangeable), and the statistic is the one the interval is built
+    on, the mean over evals of the per-eval difference of means.
 
-    `diffs` are paired differences (primary - baseline). Exact when 2**n <= n_resamples.
-    Returns 1.0 when every difference is 0 (nothing to test).
+    Why not a sign-flip over (eval, run) pairs: runs of the two arms are not paired by their
+    repeat index, and treating runs as independent units overstates the evidence when evals
+    differ; stratifying keeps the eval as the unit of pairing, as the clustered interval does.
+    Returns None when no eval has runs in both arms.
     """
     import numpy as np
-    from scipy import stats as _st
 
-    d = np.asarray(diffs, float)
-    if d.size < 2 or not np.any(d):
-        return 1.0  # nothing to test (one pair cannot reject anything)
-    res = _st.permutation_test((d,), lambda x, axis: np.mean(x, axis=axis),
-                               permutation_type="samples", n_resamples=n_resamples,
-                               alternative="two-sided", random_state=seed)
-    return float(min(1.0, res.pvalue))
+    evals = [e for e in primary if primary[e] and baseline.get(e)]
+    if not evals:
+        return None
+    rng = np.random.default_rng(seed)
+    observed = 0.0
+    perm = np.zeros(n_resamples)
+    for e in evals:
+        p, b = np.asarray(primary[e], float), np.asarray(baseline[e], float)
+        observed += p.mean() - b.mean()
+        pooled = np.tile(np.concatenate([p, b]), (n_resamples, 1))
+        shuffled = rng.permuted(pooled, axis=1)
+        perm += shuffled[:, :p.size].mean(axis=1) - shuffled[:, p.size:].mean(axis=1)
+    observed /= len(evals)
+    perm /= len(evals)
+    if np.allclose(perm, 0.0) and abs(observed) < 1e-12:
+        return 1.0
+    extreme = np.sum(np.abs(perm) >= abs(observed) - 1e-12)
+    return float((extreme + 1) / (n_resamples + 1))

@@ -21,6 +21,11 @@ from typing import Any
 
 import anthropic
 
+try:  # the SDK's HTTP client (anthropic 2.x ships its own fork of httpx)
+    import httpx2 as _httpx
+except ImportError:  # pragma: no cover
+    import httpx as _httpx  # type: ignore[no-redef]
+
 from skilleval.backends.api_listing import build_request, layout_for, skill_input_key
 from skilleval.backends.base import BaseBackend
 from skilleval.backends.params import AnthropicApiParams
@@ -37,6 +42,14 @@ class RetriesExhausted(Exception):
     def __init__(self, failure: Failure, retries: int) -> None:
         super().__init__(failure.message)
         self.failure, self.retries = failure, retries
+
+
+class AttemptTimeout(Exception):
+    """An attempt ran past ``timeout_s``; carries the retries made before it."""
+
+    def __init__(self, retries: int) -> None:
+        super().__init__(f"timeout after {retries} retries")
+        self.retries = retries
 
 
 @dataclass
@@ -130,8 +143,8 @@ class AnthropicApiBackend(BaseBackend):
         except RetriesExhausted as exc:
             return self.result(trial, Outcome.ERROR, start, exc.retries, _Turns(),
                                error=f"{exc.failure.message} (after {exc.retries} retries)")
-        except asyncio.TimeoutError:
-            return self.result(trial, Outcome.TIMEOUT, start, 0, _Turns(),
+        except AttemptTimeout as exc:
+            return self.result(trial, Outcome.TIMEOUT, start, exc.retries, _Turns(),
                                error=f"no decision within {self.params.timeout_s:g} s")
         if not turns.decided:
             # max_turns reached with only non-Skill tool calls: the model chose no skill (yet)
@@ -169,6 +182,8 @@ class AnthropicApiBackend(BaseBackend):
                     raise RetriesExhausted(failure, retries) from exc
                 await asyncio.sleep(backoff_delay(retries, failure, p.retry_base_s, p.retry_max_s))
                 retries += 1
+            except asyncio.TimeoutError:
+                raise AttemptTimeout(retries) from None
 
     async def _converse(self, trial: Trial) -> _Turns:
         """Up to ``max_turns`` model turns; a non-Skill tool call gets a stub result."""
@@ -202,26 +217,39 @@ class AnthropicApiBackend(BaseBackend):
         """Stream one turn; stop at the first deciding block. Returns (content, usage)."""
         usage: Any = None
         content: list[dict[str, Any]] = []
+        complete = False  # message_stop seen, or we stopped at a deciding block ourselves
         async with self.client.messages.stream(**request, messages=messages,
                                                extra_headers=self.headers_for(trial)) as stream:
-            async for event in stream:
-                if event.type == "message_start":
-                    usage = event.message.usage
-                elif event.type == "message_delta" and usage is not None and event.usage:
-                    usage.output_tokens = event.usage.output_tokens
-                elif event.type == "content_block_start":
-                    if event.content_block.type == "text" and self.params.stop_on_text:
-                        content.append({"type": "text", "text": ""})
-                        break
-                elif event.type == "content_block_stop":
-                    block = event.content_block.model_dump(exclude_none=True)
-                    block.pop("parsed_output", None)
-                    block.pop("caller", None)
-                    if block.get("type") in ("tool_use", "text"):
-                        content.append({k: v for k, v in block.items()
-                                        if k in ("type", "id", "name", "input", "text")})
-                    if block.get("type") == "tool_use" and block.get("name") == "Skill":
-                        break
+            try:
+                async for event in stream:
+                    if event.type == "message_start":
+                        usage = event.message.usage
+                    elif event.type == "message_delta" and usage is not None and event.usage:
+                        usage.output_tokens = event.usage.output_tokens
+                    elif event.type == "message_stop":
+                        complete = True
+                    elif event.type == "content_block_start":
+                        if event.content_block.type == "text" and self.params.stop_on_text:
+                            content.append({"type": "text", "text": ""})
+                            complete = True
+                            break
+                    elif event.type == "content_block_stop":
+                        block = event.content_block.model_dump(exclude_none=True)
+                        block.pop("parsed_output", None)
+                        block.pop("caller", None)
+                        if block.get("type") in ("tool_use", "text"):
+                            content.append({k: v for k, v in block.items()
+                                            if k in ("type", "id", "name", "input", "text")})
+                        if block.get("type") == "tool_use" and block.get("name") == "Skill":
+                            complete = True
+                            break
+            except _httpx.TransportError as exc:  # the SDK does not wrap errors while reading
+                raise anthropic.APIConnectionError(
+                    message=f"connection lost mid-stream: {type(exc).__name__}",
+                    request=stream.response.request) from exc
+            if not complete:  # a cut stream is not an answer: retried, never "not triggered"
+                raise anthropic.APIConnectionError(message="stream ended before message_stop",
+                                                   request=stream.response.request)
         return content, usage
 
     async def execute(self, request: Any) -> Any:
@@ -243,6 +271,9 @@ class AnthropicApiBackend(BaseBackend):
             message, _ = await self._with_retries(lambda: self.client.messages.create(**kwargs))
         except RetriesExhausted as exc:
             raise HarnessError(f"completion failed: {exc.failure.message} "
+                               f"(after {exc.retries} retries)") from None
+        except AttemptTimeout as exc:
+            raise HarnessError(f"completion gave no answer within {self.params.timeout_s:g} s "
                                f"(after {exc.retries} retries)") from None
         text = "".join(getattr(b, "text", "") for b in message.content)
         t = tokens_from_usage(message.usage)

@@ -56,7 +56,14 @@ class BatchRunner:
             cid = custom_id(trial)
             batch_id = self._resumable.pop(cid, None)
             if batch_id is not None:
-                result = (await self._poll(batch_id)).get(cid, {"type": "expired"})
+                try:
+                    result = (await self._poll(batch_id)).get(cid, {"type": "expired"})
+                except Exception as exc:  # noqa: BLE001 - gone, expired or unreachable batch
+                    # Give the saved id up (or every later run fails the same way) and
+                    # submit the trial again.
+                    (self._dir() / f"{batch_id}.json").unlink(missing_ok=True)
+                    result = {"type": "errored", "error": {"type": "api_error",
+                                                           "message": str(exc)[:200]}}
             else:
                 future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
                 self._queue.append((trial, future))

@@ -18,7 +18,7 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
-from skilleval.stats import bootstrap_ci_clustered, paired_permutation_p
+from skilleval.stats import bootstrap_ci_clustered, stratified_permutation_p
 
 METRICS = ("pass_rate", "time_seconds", "tokens")
 FLAKY_STDDEV = 0.25
@@ -56,27 +56,27 @@ def build_benchmark(runs: list[dict[str, Any]], metadata: dict[str, Any], primar
                         "tokens": f"{d['tokens']:+.0f}"}
     delta_stats: dict[str, Any] = {"primary": primary, "baseline": baseline, "confidence": confidence,
                                    "method": "bootstrap over evals (clustered), runs resampled within "
-                                             "eval; p from a paired sign-flip permutation test over "
-                                             "(eval, run) pairs"}
+                                             "eval; p from a permutation test of the arm labels "
+                                             "stratified by eval (evals are the pairs)"}
     for m in METRICS:
         by = _by(runs, m)
         delta, low, high = bootstrap_ci_clustered(by.get(primary, {}), by.get(baseline, {}),
                                                   n_boot=n_boot, confidence=confidence, seed=seed)
-        pairs = []
-        for ev, pv in by.get(primary, {}).items():
-            bv = by.get(baseline, {}).get(ev, [])
-            pairs += [a - b for a, b in zip(pv, bv)]
+        p_value = stratified_permutation_p(by.get(primary, {}), by.get(baseline, {}), seed=seed)
+        paired = [e for e, v in by.get(primary, {}).items() if v and by.get(baseline, {}).get(e)]
         delta_stats[m] = {"delta": _r(delta), "low": _r(low), "high": _r(high),
-                          "p_value": _r(paired_permutation_p(pairs, seed=seed)) if pairs else None,
-                          "n_evals": len(set(by.get(primary, {})) & set(by.get(baseline, {}))),
-                          "n_pairs": len(pairs)}
+                          "p_value": _r(p_value) if p_value is not None else None,
+                          "n_evals": len(paired),
+                          "n_pairs": len(paired)}
     per_eval = []
     for ev in sorted({str(r.get("eval_name", r["eval_id"])) for r in runs}):
         row: dict[str, Any] = {"eval_name": ev}
         for c in configs:
             vals = _by(runs, "pass_rate").get(c, {}).get(ev, [])
             row[c] = {"pass_rate": stat(vals), "runs": len(vals)}
-        row["delta_pass_rate"] = _r(row[primary]["pass_rate"]["mean"] - row[baseline]["pass_rate"]["mean"])
+        # No delta when an arm has no gradable run of this eval (not "minus 0").
+        row["delta_pass_rate"] = (_r(row[primary]["pass_rate"]["mean"] - row[baseline]["pass_rate"]["mean"])
+                                  if row[primary]["runs"] and row[baseline]["runs"] else None)
         per_eval.append(row)
     fired = {}
     for c in configs:
@@ -94,6 +94,10 @@ def build_benchmark(runs: list[dict[str, Any]], metadata: dict[str, Any], primar
     }
     bench["notes"] = notes(bench, primary, baseline) + list(extra_notes or [])
     return bench
+
+
+def _fmt(x: float | None, fmt: str) -> str:
+    return "n/a" if x is None else fmt.format(x)
 
 
 def _r(x: float | None) -> float | None:
@@ -178,12 +182,12 @@ def render_md(bench: dict[str, Any]) -> str:
                  f"{s['delta']['tokens']}{ci('tokens', '{:+.0f}')} |")
     pv = ds["pass_rate"]["p_value"]
     lines += ["", f"Delta is {p} minus {b} (by role). Interval: {int(ds['confidence'] * 100)}% "
-                  f"bootstrap clustered by eval; paired permutation p = "
+                  f"bootstrap clustered by eval; permutation p (stratified by eval) = "
                   f"{'n/a' if pv is None else f'{pv:.3g}'}.", "", "## Per eval", "",
               f"| Eval | {label[p]} | {label[b]} | Delta |", "|------|------|------|------|"]
     for row in bench["per_eval"]:
         lines.append(f"| {row['eval_name']} | {pr(row[p]['pass_rate'])} | {pr(row[b]['pass_rate'])} | "
-                     f"{row['delta_pass_rate']:+.2f} |")
+                     f"{_fmt(row['delta_pass_rate'], '{:+.2f}')} |")
     if bench.get("notes"):
         lines += ["", "## Notes", ""] + [f"- {n}" for n in bench["notes"]]
     return "\n".join(lines) + "\n"

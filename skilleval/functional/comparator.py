@@ -20,7 +20,7 @@ from rich.table import Table
 from skilleval.functional.prompts import (analyzer_prompt, comparator_prompt, extract_json,
                                           reask_prompt, render_files, validate_analysis,
                                           validate_comparison)
-from skilleval.functional.records import digest, now, rows_by_key
+from skilleval.functional.records import digest, now, outcome_digest, rows_by_key
 from skilleval.functional.runner import RunRecord
 from skilleval.functional.workspace import _dump, next_iteration
 
@@ -78,7 +78,10 @@ async def run_compare_async(job: "JobContext", setup: Any) -> dict[str, Any]:
                          and o.repeat == r.repeat)
             if r.result and r.result.ok and other.result and other.result.ok:
                 pairs.append((r, other))
-    keys = [digest("compare", VERSION, p.request.key, b.request.key) for p, b in pairs]
+    # The comparator sees the prompt, the expectations and both outcomes: all are in the key.
+    keys = [digest("compare", VERSION, p.request.key, b.request.key, outcome_digest(p.result),
+                   outcome_digest(b.result), [e.fingerprint() for e in p.case.expectations])
+            for p, b in pairs]
     cached = rows_by_key(job.store.lookup("comparisons", "key", keys, where="status = 'ok'"))
     sem = asyncio.Semaphore(int(setup.fcfg.get("concurrency", 4)))
 

@@ -191,14 +191,17 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
     t.add_row("judge errors", str(errs[p]), str(errs[b]), "")
     job.out.print(t)
     pv = ds["pass_rate"]["p_value"]
-    job.out.print(f"pass-rate delta ({p} - {b}): {ds['pass_rate']['delta']:+.2f}, paired permutation "
-                  f"p = {'n/a' if pv is None else f'{pv:.3g}'} over {ds['pass_rate']['n_pairs']} pairs")
+    dv = ds["pass_rate"]["delta"]
+    job.out.print(f"pass-rate delta ({p} - {b}): {'n/a' if dv is None else f'{dv:+.2f}'}, permutation "
+                  f"p = {'n/a' if pv is None else f'{pv:.3g}'} (arm labels shuffled within each of "
+                  f"{ds['pass_rate']['n_evals']} evals)")
     pe = Table(title="per eval (mean pass rate)")
     for col in ("eval", p, b, "delta"):
         pe.add_column(col, justify="left" if col == "eval" else "right")
     for row in bench["per_eval"]:
         pe.add_row(row["eval_name"], f"{row[p]['pass_rate']['mean']:.0%}",
-                   f"{row[b]['pass_rate']['mean']:.0%}", f"{row['delta_pass_rate']:+.2f}")
+                   f"{row[b]['pass_rate']['mean']:.0%}",
+                   "n/a" if row["delta_pass_rate"] is None else f"{row['delta_pass_rate']:+.2f}")
     job.out.print(pe)
     st = setup.runner.stats
     job.console.print(f"executions: {st['executions_run']} run, {st['executions_cached']} from the store; "

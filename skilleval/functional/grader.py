@@ -8,12 +8,13 @@ expectation of that sample becomes a *judge error*, never a pass or a fail.
 """
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from skilleval.functional.judges import JudgeInput, JudgeOutput, Verdict
 from skilleval.functional.params import LlmGraderParams
-from skilleval.functional.prompts import (extract_json, grader_prompt, reask_prompt, render_files,
-                                          validate_grading)
+from skilleval.functional.prompts import (GRADER_INSTRUCTIONS, extract_json, grader_prompt,
+                                          reask_prompt, render_files, validate_grading)
 from skilleval.functional.sandbox import output_rel
 
 
@@ -28,7 +29,10 @@ class LlmGrader:
         self.samples = params.samples
 
     def identity(self) -> dict[str, Any]:
-        return {"judge": self.name, "version": 1, "max_retries": self.params.max_retries}
+        # The instructions and the reply budget change the grades, so they are part of the key.
+        prompt = hashlib.sha256(GRADER_INSTRUCTIONS.encode()).hexdigest()[:16]
+        return {"judge": self.name, "version": 1, "max_retries": self.params.max_retries,
+                "max_tokens": self.params.max_tokens, "prompt": prompt}
 
     async def grade(self, item: JudgeInput) -> JudgeOutput:
         if item.backend is None:

@@ -66,12 +66,17 @@ def discover(root: Path) -> list[dict[str, Any]]:
         bases = [(n, p / "runs" if (p / "runs").is_dir() else p) for n, p in its]
     found = []
     for iteration, base in bases:
-        for ev in sorted(p for p in base.iterdir() if p.is_dir()):
+        for ev in sorted((p for p in base.iterdir() if p.is_dir()), key=_natural):
             for cfg in sorted(p for p in ev.iterdir() if p.is_dir() and p.name != "outputs"):
                 for num, run in _runs_of(cfg):
                     found.append({"iteration": iteration, "eval_dir": ev, "config": cfg.name,
                                   "run_number": num, "run_dir": run})
     return found
+
+
+def _natural(p: Path) -> list[Any]:
+    """eval-2 before eval-10 (skill-creator's plain string sort gets this wrong, B13)."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", p.name)]
 
 
 def _metadata(run: dict[str, Any]) -> dict[str, Any]:
@@ -134,7 +139,8 @@ def import_workspace(root: Path, store: Store, skill: str | None = None) -> dict
             "transcript": transcript, "settings_json": None, "effective_json": None, "error": None,
             "backend_version": None, "source": f"skill-creator:{root.resolve()}::{label}",
         })
-        for i, e in enumerate(grading.get("expectations") or []):
+        # schemas.md says expectations; SKILL.md's prose says assertions (issue #587): accept both.
+        for i, e in enumerate(grading.get("expectations") or grading.get("assertions") or []):
             if not isinstance(e, dict) or "text" not in e:
                 skipped += 1
                 continue

@@ -69,6 +69,14 @@ def digest(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def outcome_digest(res: ExecutionResult) -> str:
+    """What a judge sees of an execution: status, output files and transcript. Part of every
+    grade and comparison key, so a retried (or re-run) execution is never judged by the
+    verdicts of an earlier attempt that had the same execution key."""
+    return digest(res.status, sorted((o.path, o.sha256) for o in res.outputs),
+                  hashlib.sha256(res.transcript.encode("utf-8", "replace")).hexdigest())
+
+
 def execution_row(ident: dict[str, Any], res: ExecutionResult, **meta: Any) -> dict[str, Any]:
     return {
         **ident, "ts": now(), "key": res.key, **meta, "status": res.status,

@@ -9,6 +9,7 @@ next run, never reused. Concurrency is one semaphore over backend calls.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import shutil
 import time
@@ -20,7 +21,7 @@ from skilleval.errors import BudgetExhausted
 from skilleval.functional.arms import Arm
 from skilleval.functional.judges import JudgeInput, JudgeOutput, Verdict, combine
 from skilleval.functional.records import (digest, execution_from_row, execution_row, now,
-                                          rows_by_key)
+                                          outcome_digest, rows_by_key)
 from skilleval.functional.sandbox import (ExecutionRequest, ExecutionResult, blob_path,
                                           execution_key, prepare_sandbox, resolve_inside,
                                           store_blobs)
@@ -76,11 +77,14 @@ class FunctionalRunner:
         ident = self.job.backend.identity()
         plan = []
         for case in cases:
+            # The inputs' contents change the answer, so they are part of the key.
+            fingerprint = {**case.fingerprint(), "file_sha256": [_file_hash(self.skill_root, f)
+                                                                 for f in case.files]}
             for arm in arms:
                 skills = (arm.skill,) if arm.skill else ()
                 for r in range(runs):
                     key = execution_key(ident, arm.settings, [s.content_hash for s in skills],
-                                        case.fingerprint(), r)
+                                        fingerprint, r)
                     sandbox = sandbox_root / case.dir_name / arm.name / f"run-{r + 1}"
                     req = ExecutionRequest(key, case.id, case.name, arm.name, r, case.prompt,
                                            sandbox.resolve(), arm.settings, skills,
@@ -177,8 +181,9 @@ class FunctionalRunner:
     async def grade(self, rec: RunRecord) -> None:
         res = rec.result
         verdicts: dict[int, Verdict] = {}
+        outcome = outcome_digest(res)
         for judge, items in self._groups(rec.case):
-            keys = [digest("grade", res.key, judge.identity(), judge.samples, e.fingerprint())
+            keys = [digest("grade", res.key, outcome, judge.identity(), judge.samples, e.fingerprint())
                     for _, e in items]
             found = rows_by_key(self.job.store.lookup("grades", "key", keys,
                                                       where="status <> 'judge_error'"))
@@ -192,6 +197,8 @@ class FunctionalRunner:
                         rec.claims = json.loads(r["claims_json"])
                     if r.get("eval_feedback_json"):
                         rec.eval_feedback = json.loads(r["eval_feedback_json"])
+                    if r.get("user_notes_json"):
+                        rec.user_notes = json.loads(r["user_notes_json"])
                 rec.grades_cached += len(items)
                 self.stats["grades_cached"] += len(items)
                 continue
@@ -250,6 +257,14 @@ class FunctionalRunner:
                 "eval_feedback_json": json.dumps(out.eval_feedback) if out.eval_feedback else None,
                 "user_notes_json": json.dumps(out.user_notes_summary) if out.user_notes_summary else None,
                 "judge_calls": out.calls, "grader_seconds": seconds, "source": "skilleval"}
+
+
+def _file_hash(root: Path, rel: str) -> str | None:
+    try:
+        p = resolve_inside(root, rel)
+    except PermissionError:
+        return None  # prepare_sandbox reports it
+    return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
 
 
 def _deterministic(judge: Any) -> bool:

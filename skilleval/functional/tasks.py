@@ -93,6 +93,7 @@ def load_evals(path: Path) -> tuple[str | None, list[TaskCase]]:
         raise UserError(f"{path}: expected a non-empty 'evals' list")
     cases: list[TaskCase] = []
     seen: set[str] = set()
+    names: set[str] = set()
     for i, ev in enumerate(data):
         where = f"{path}: eval #{i}"
         if not isinstance(ev, dict):
@@ -106,6 +107,11 @@ def load_evals(path: Path) -> tuple[str | None, list[TaskCase]]:
         if eid in seen:
             raise UserError(f"{where}: duplicate eval id {eid!r}")
         seen.add(eid)
+        if name in names:  # two evals sharing a folder would share sandboxes and workspace runs
+            name = f"{name}-{_slug(eid)}"
+            if name in names:
+                raise UserError(f"{where}: eval name {name!r} is used twice")
+        names.add(name)
         raw_exp = ev.get("expectations", ev.get("assertions", [])) or []
         if "expectations" in ev and "assertions" in ev:
             raw_exp = list(ev["expectations"]) + list(ev["assertions"])

@@ -14,6 +14,8 @@ from typing import Any
 
 from skilleval.sim import model as sim
 
+STREAM_CUT = -1  # draw_status: end the stream after message_start, with no error event
+
 
 @dataclass
 class SimConfig:
@@ -24,6 +26,7 @@ class SimConfig:
     rate_limit_rate: float = 0.0      # share answered 429 rate_limit_error
     server_error_rate: float = 0.0    # share answered 500 api_error
     stream_error_rate: float = 0.0    # share of streams that send `event: error` mid-way
+    stream_cut_rate: float = 0.0      # share of streams cut after message_start (dropped connection)
     retry_after_s: float | None = 1.0  # `retry-after` on 429/529 (None: no header)
     fail_next: list[int] = field(default_factory=list)  # statuses for the next requests; 200 = stream error
     orient_rate: float = 0.0          # share of trigger turns that first make an orientation tool call
@@ -67,11 +70,20 @@ class Faults:
         with self._lock:
             self._rng = random.Random(self.config.seed)
 
+    def counts_snapshot(self, clear: bool = False) -> dict[str, int]:
+        """A copy of the fault counters, taken under the lock that guards their updates."""
+        with self._lock:
+            counts = dict(self.counts)
+            if clear:
+                self.counts.clear()
+        return counts
+
     def _count(self, name: str) -> None:
         self.counts[name] = self.counts.get(name, 0) + 1
 
     def draw_status(self, streaming: bool) -> int:
-        """0 = answer normally; 429/529/500 = fail with that status; 200 = fail mid-stream."""
+        """0 = answer normally; 429/529/500 = fail with that status; 200 = fail mid-stream;
+        ``STREAM_CUT`` = stop the stream after ``message_start``."""
         c = self.config
         with self._lock:
             if c.fail_next:
@@ -90,6 +102,9 @@ class Faults:
             if streaming and self._rng.random() < c.stream_error_rate:
                 self._count("stream_error")
                 return 200
+            if streaming and c.stream_cut_rate and self._rng.random() < c.stream_cut_rate:
+                self._count("stream_cut")
+                return STREAM_CUT
         return 0
 
     def latency_s(self) -> float:

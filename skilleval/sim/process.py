@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -32,16 +33,27 @@ class SimProcess:
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in [os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
                         env.get("PYTHONPATH", "")] if p)
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        # stderr goes to a file, not a pipe: nobody reads a pipe while the server runs, and a
+        # full one (--verbose request lines, tracebacks) would block every handler thread.
+        self.stderr_file = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.stderr_file,
                                      stdin=subprocess.DEVNULL, text=True, env=env)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().strip()
         if not line.startswith("http://"):
-            err = self.proc.stderr.read() if self.proc.stderr else ""
             self.proc.kill()
+            self.proc.wait()
+            err = self.stderr_text()
+            self.stderr_file.close()
             raise RuntimeError(f"serve-sim did not start: {line!r} {err}")
         self.url = line
         self.http = httpx.Client(base_url=self.url, timeout=10)
+
+    def stderr_text(self) -> str:
+        """What the server wrote to stderr so far."""
+        self.stderr_file.flush()
+        self.stderr_file.seek(0)
+        return self.stderr_file.read()
 
     @property
     def pid(self) -> int:
@@ -72,9 +84,9 @@ class SimProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        for stream in (self.proc.stdout, self.proc.stderr):
-            if stream:
-                stream.close()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        self.stderr_file.close()
 
     def __enter__(self) -> "SimProcess":
         return self

@@ -27,7 +27,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from skilleval.sim.batches import Batch, Batches, _error
 from skilleval.sim.cache import PromptCache
-from skilleval.sim.config import Faults, SimConfig
+from skilleval.sim.config import STREAM_CUT, Faults, SimConfig
 from skilleval.sim.protocol import estimate_tokens
 from skilleval.sim.responder import Answer, Decisions, answer
 from skilleval.sim.sse import message_json, stream_events
@@ -59,8 +59,10 @@ class SimAPI:
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
             stats = dict(self.stats)
-        stats.update({f"fault_{k}": v for k, v in self.faults.counts.items()})
-        stats["decided"] = sum(self.decisions.counts.values())
+        stats.update({f"fault_{k}": v for k, v in self.faults.counts_snapshot().items()})
+        decisions = self.decisions
+        with decisions.lock:
+            stats["decided"] = sum(decisions.counts.values())
         return stats
 
     def reset(self) -> None:
@@ -69,7 +71,7 @@ class SimAPI:
         with self._lock:
             self.stats.clear()
             self.bodies.clear()
-        self.faults.counts.clear()
+        self.faults.counts_snapshot(clear=True)
         self.faults.reseed()
 
     def set_config(self, values: dict[str, Any]) -> None:
@@ -208,7 +210,7 @@ class Handler(BaseHTTPRequestHandler):
         time.sleep(api.faults.latency_s())
         streaming = bool(body.get("stream"))
         status = api.faults.draw_status(streaming)
-        if status and status != 200:
+        if status and status not in (200, STREAM_CUT):
             return self._fail(status)
         headers = {k.lower(): v for k, v in self.headers.items()}
         if not streaming:
@@ -223,6 +225,8 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         if status == 200:  # mid-stream failure: the request is not decided
             events = stream_events(body, None, None, fail=True)
+        elif status == STREAM_CUT:  # the connection drops after message_start
+            events = iter([next(stream_events(body, None, None, fail=True))])
         else:
             ans, usage = api.respond(body, headers)
             events = stream_events(body, ans, usage)

@@ -52,11 +52,19 @@ def _describe(results: list[TrialResult]) -> str:
     return "; ".join(parts)
 
 
+async def _run(backend: Any, trial: Trial) -> TrialResult:
+    """A control trial; a backend that raises is an error outcome here too (exit 3, not a crash)."""
+    try:
+        return await backend.run_trial(trial)
+    except Exception as exc:  # noqa: BLE001
+        return TrialResult(trial.key, Outcome.ERROR, error=f"{type(exc).__name__}: {exc}"[:300])
+
+
 async def self_check(backend: Any, skill: Skill, distractors: list[Skill]) -> None:
     """Raise ``HarnessError`` (exit 3) explaining what is wrong, or return None."""
     pos = _trials(skill, distractors, positive_query(skill), "positive", backend.model)
     neg = _trials(skill, distractors, NEGATIVE_QUERY, "negative", backend.model)
-    results = await asyncio.gather(*(backend.run_trial(t) for t in pos + neg))
+    results = await asyncio.gather(*(_run(backend, t) for t in pos + neg))
     pos_r, neg_r = list(results[:REPEATS]), list(results[REPEATS:])
     problems: list[str] = []
     invalid = [r for r in results if not r.outcome.valid]

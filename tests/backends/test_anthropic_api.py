@@ -163,3 +163,42 @@ def test_batch_mode_matches_stub_and_resumes_from_saved_batch_id(sim, tmp_path):
     assert verdicts(resumed) == verdicts(stub_results(more))
     assert batch_id.startswith("msgbatch_")
     assert not list((tmp_path / "batches").glob("*.json"))
+
+
+def test_timeout_after_retries_keeps_the_retry_count(sim):
+    # Two 529s (answered at once), then a stream too slow for timeout_s: TIMEOUT, 2 retries.
+    sim.configure(fail_next=[529, 529], chunk_delay_ms=250.0)
+    try:
+        got = run_all(backend(sim, timeout_s=0.6), trials(repeats=1)[:1])[0]
+        assert got.outcome is Outcome.TIMEOUT and got.retries == 2
+    finally:
+        sim.configure(chunk_delay_ms=0.0)
+
+
+def test_cut_stream_is_retried_and_never_scored_as_not_triggered(sim):
+    sim.configure(stream_cut_rate=1.0)
+    try:
+        got = run_all(backend(sim, max_retries=1), trials(repeats=1)[:3])
+        assert all(r.outcome is Outcome.ERROR and r.retries == 1 for r in got), got
+        assert sim.stats()["fault_stream_cut"] == 6
+        sim.configure(stream_cut_rate=0.5)
+        items = trials(repeats=1)
+        got = run_all(backend(sim, max_retries=20), items)
+        assert verdicts(got) == verdicts(stub_results(items))
+    finally:
+        sim.configure(stream_cut_rate=0.0)
+
+
+def test_batch_resume_of_a_batch_the_api_no_longer_has_resubmits(sim, tmp_path):
+    from skilleval.backends.api_batch import custom_id
+
+    items = trials(repeats=1)[:3]
+    saved = tmp_path / "batches" / "msgbatch_gone.json"
+    saved.parent.mkdir()
+    saved.write_text(json.dumps({"batch_id": "msgbatch_gone", "model": "sim-1",
+                                 "custom_ids": [custom_id(t) for t in items]}))
+    b = backend(sim, batch=True, batch_window_s=0.05, batch_poll_s=0.05)
+    b.set_state_dir(tmp_path)
+    got = run_all(b, items)
+    assert verdicts(got) == verdicts(stub_results(items))
+    assert not saved.exists()

@@ -136,10 +136,10 @@ def test_text_completion(sim, claude_bin):
 
 
 def test_non_retryable_api_error_is_not_rerun(sim, claude_bin):
-    # A 400/401/404 fails the same way every time: no whole-run retries, no backoff sleeps.
-    sim.configure(fail_next=[400] * 4)
+    # A 401 (or other non-retryable 4xx) fails the same way every time: no whole-run retries.
+    sim.configure(fail_next=[401] * 4)
     got = run_all(backend(sim, claude_bin, max_retries=3, cli_max_retries=0), trials(repeats=1)[:1])[0]
-    assert got.outcome is Outcome.ERROR and "400" in got.error and got.retries == 0
+    assert got.outcome is Outcome.ERROR and "401" in got.error and got.retries == 0
     assert sim.stats().get("POST /v1/messages", 0) == 1
 
 

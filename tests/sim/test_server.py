@@ -100,3 +100,17 @@ def test_non_loopback_host_is_refused():
     from skilleval.sim.server import serve_sim_main
 
     assert serve_sim_main(["--host", "0.0.0.0", "--port", "0"]) == 2
+
+
+def test_verbose_server_does_not_block_on_a_full_stderr_pipe():
+    # ~200 KB of request log lines: more than a pipe holds when nobody reads it.
+    from skilleval.sim.process import SimProcess
+
+    with SimProcess(verbose=True) as sim:
+        client = httpx.Client(base_url=sim.url, timeout=5)
+        long_id = "m" * 4000
+        for _ in range(50):
+            assert client.get(f"/v1/models/{long_id}").status_code == 401
+        assert client.get("/_sim/stats").status_code == 200
+        client.close()
+        assert sim.stderr_text().count("serve-sim: GET /v1/models/") == 50

@@ -12,6 +12,7 @@ from typing import Any
 
 from skilleval import hookimpl
 from skilleval.functional.judges import JudgeInput, JudgeOutput, Verdict
+from skilleval.functional.sandbox import resolve_inside
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9']{3,}")
 
@@ -35,7 +36,11 @@ class WordCount:
         out = []
         for e in item.expectations:
             spec = e.spec or {}
-            path = item.workdir / str(spec.get("path", ""))
+            try:  # only files inside the run's sandbox (no .., absolute paths or symlinks out)
+                path = resolve_inside(item.workdir, str(spec.get("path", "")))
+            except PermissionError as exc:
+                out.append(Verdict(e.text, False, str(exc)))
+                continue
             if not path.is_file():
                 out.append(Verdict(e.text, False, f"{spec.get('path')} was not written"))
                 continue
