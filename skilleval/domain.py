@@ -46,6 +46,9 @@ class Skill:
     body: str
     path: Path
     frontmatter: dict[str, Any] = field(hash=False, compare=False)
+    #: Hash of the skill's other files (scripts/, references/, assets/), which an agent that
+    #: loaded the skill may read; "" when there are none.
+    resources_hash: str = ""
 
     @property
     def listed(self) -> ListedSkill:
@@ -53,14 +56,15 @@ class Skill:
 
     @property
     def content_hash(self) -> str:
-        """Hash of what a backend could be shown: name, description and body."""
-        blob = json.dumps([self.name, self.description, self.body], ensure_ascii=False)
+        """Hash of what a backend could be shown: name, description, body and resources."""
+        blob = json.dumps([self.name, self.description, self.body, self.resources_hash],
+                          ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def with_description(self, description: str) -> "Skill":
         fm = dict(self.frontmatter)
         fm["description"] = description
-        return Skill(self.name, description, self.body, self.path, fm)
+        return Skill(self.name, description, self.body, self.path, fm, self.resources_hash)
 
 
 @dataclass(frozen=True)

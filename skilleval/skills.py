@@ -5,6 +5,7 @@ evaluation and PyYAML for validation, and they disagree on multi-line descriptio
 """
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import time
@@ -79,7 +80,34 @@ def load_skill(path: str | Path) -> Skill:
     description = fm["description"].strip()
     if not description:
         raise UserError(f"{md}: 'description' is empty")
-    return Skill(fm["name"].strip(), description, body, md.parent.resolve(), fm)
+    root = md.parent.resolve()
+    return Skill(fm["name"].strip(), description, body, root, fm, resources_hash(root))
+
+
+def resource_files(root: Path) -> list[Path]:
+    """The skill's files besides SKILL.md, as `package` would ship them."""
+    return [f for f in package_files(root) if f.relative_to(root).as_posix() != "SKILL.md"]
+
+
+def resources_hash(root: Path) -> str:
+    h = hashlib.sha256()
+    files = resource_files(root)
+    for f in files:
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\1")
+    return h.hexdigest()[:16] if files else ""
+
+
+def install_skill(skill: Skill, dest: Path) -> None:
+    """Install `skill` as a real skill folder at `dest`: its resource files copied, and a
+    SKILL.md with its (possibly rewritten) description over the original frontmatter."""
+    dest.mkdir(parents=True, exist_ok=True)
+    if skill.path.is_dir():
+        for f in resource_files(skill.path):
+            target = dest / f.relative_to(skill.path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, target)
+    fm = {**skill.frontmatter, "name": skill.name, "description": skill.description}
+    (dest / "SKILL.md").write_text(f"---\n{render_frontmatter(fm)}---\n{skill.body}", encoding="utf-8")
 
 
 @dataclass(frozen=True)

@@ -29,12 +29,11 @@ def cli_tools(names: tuple[str, ...]) -> list[str]:
 
 
 def install_skills(request: ExecutionRequest) -> None:
+    """The arm's skills as real skill folders, resources (scripts/, references/) included."""
+    from skilleval.skills import install_skill
+
     for s in request.skills:
-        d = request.sandbox / ".claude" / "skills" / s.name
-        d.mkdir(parents=True, exist_ok=True)
-        body = s.body if s.body.endswith("\n") else s.body + "\n"
-        (d / "SKILL.md").write_text(f"---\nname: {s.name}\ndescription: {json.dumps(s.description)}\n"
-                                    f"---\n{body}", encoding="utf-8")
+        install_skill(s, request.sandbox / ".claude" / "skills" / s.name)
 
 
 def argv(backend: Any, request: ExecutionRequest) -> list[str]:
