@@ -111,6 +111,10 @@ class JobContext:
         values = dict(runs=t.runs, threshold=t.threshold, policy=t.policy, max_runs=t.max_runs,
                       min_valid=t.min_valid, concurrency=t.concurrency, confidence=t.confidence)
         values.update(overrides)
+        for name in ("runs", "max_runs", "min_valid", "concurrency"):
+            values[name] = checked_number(f"trigger.{name}", values[name], int)
+        for name in ("threshold", "confidence"):
+            values[name] = checked_number(f"trigger.{name}", values[name], float)
         if values["runs"] < 1:
             raise UserError(f"trigger.runs must be at least 1, got {values['runs']}")
         if not 0 < values["threshold"] <= 1:
@@ -142,6 +146,18 @@ class JobContext:
         with prog:
             yield prog
         self._progress = None
+
+
+def checked_number(key: str, value: Any, kind: type, *, none: bool = False) -> Any:
+    """`value` as an int or float, or a UserError naming `key` (a typo such as
+    ``trigger.runs=abc`` must exit 2 with one line, not a TypeError traceback)."""
+    if value is None and none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            (kind is int and not float(value).is_integer()):
+        want = "a whole number" if kind is int else "a number"
+        raise UserError(f"{key} must be {want}{' or null' if none else ''}, got {value!r}")
+    return kind(value)
 
 
 def _sweep_identity() -> tuple[str, int, list[str], Path]:
@@ -179,7 +195,8 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     if hasattr(backend, "use_store"):  # optional in the protocol; BaseBackend has it
         backend.use_store(store.root)
     budget_cfg = cfg.get("budget") or {}
-    budget = Budget(budget_cfg.get("max_calls"), budget_cfg.get("max_usd"))
+    budget = Budget(checked_number("budget.max_calls", budget_cfg.get("max_calls"), int, none=True),
+                    checked_number("budget.max_usd", budget_cfg.get("max_usd"), float, none=True))
     experiment = registry.build("experiment", {"name": exp.kind})
     job = JobContext(cfg, registry, store, run_id, sweep_id, job_num, exp.get("name", exp.kind),
                      output_dir, backend, budget, overrides=overrides)

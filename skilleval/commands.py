@@ -6,6 +6,7 @@ import csv
 import datetime as dt
 import decimal
 import json
+import math
 import sys
 from typing import Callable, NoReturn
 
@@ -32,6 +33,24 @@ def _json_value(value: object) -> object:
     return str(value)
 
 
+def _finite(value: object) -> object:
+    """NaN / infinity as null: ``NaN`` is not JSON, and jq or a browser would reject it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    return value
+
+
+def _csv_cell(value: object) -> object:
+    """Lists and structs as JSON (not Python reprs) so a CSV reader can parse them back."""
+    if isinstance(value, (list, dict)):
+        return json.dumps(_finite(value), default=_json_value, ensure_ascii=False)
+    return value
+
+
 def sql_main(argv: list[str]) -> int:
     from skilleval.store.catalog import Store, resolve_root
 
@@ -51,11 +70,12 @@ def sql_main(argv: list[str]) -> int:
     rows = result.to_pylist()
     cols = result.column_names
     if args.format == "json":
-        print(json.dumps(rows, default=_json_value, ensure_ascii=False, indent=2))
+        print(json.dumps(_finite(rows), default=_json_value, ensure_ascii=False, indent=2,
+                         allow_nan=False))
     elif args.format == "csv":
         w = csv.writer(sys.stdout)
         w.writerow(cols)
-        w.writerows([[r[c] for c in cols] for r in rows])
+        w.writerows([[_csv_cell(r[c]) for c in cols] for r in rows])
     else:
         table = Table(*cols, show_lines=False)
         for r in rows:

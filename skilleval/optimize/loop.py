@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 
 
 def outcomes(results: Sequence[QueryResult]) -> list[QueryOutcome]:
-    return [QueryOutcome(q.case.id, q.case.should_trigger, q.triggers, q.valid_runs, bool(q.passed))
-            for q in results]
+    return [QueryOutcome(q.case.id, q.case.should_trigger, q.triggers, q.valid_runs, bool(q.passed),
+                         q.passed is None) for q in results]
 
 
 class Optimizer:
@@ -271,6 +271,10 @@ class Optimizer:
         from skilleval.trigger.experiment import run_self_check
 
         state = self.states.load() if self.opt.resume else None
+        if state is not None and (state.exit_reason or "").startswith("budget"):
+            # The budget is per invocation (and left out of the run key): a run it stopped
+            # continues from its last finished iteration, like a killed one.
+            state.exit_reason = None
         if state is not None:
             self.console.print(f"[cyan]resuming[/cyan] {self.key}: iterations 0–{state.iteration} "
                                f"finished earlier (runs {', '.join(state.runs)}); "

@@ -29,7 +29,13 @@ class OptimizeSettings:
         unknown = sorted(set(values or {}) - known)
         if unknown:
             raise UserError(f"optimize has no key {unknown[0]!r}; known: {', '.join(sorted(known))}")
+        from skilleval.app import checked_number
+
         s = cls(**(values or {}))
+        for f in fields(cls):
+            if f.type in ("int", "float"):
+                setattr(s, f.name, checked_number(f"optimize.{f.name}", getattr(s, f.name),
+                                                  int if f.type == "int" else float))
         if s.candidates < 1 or s.max_iterations < 1 or s.patience < 1:
             raise UserError("optimize.candidates, optimize.max_iterations and optimize.patience "
                             "must be at least 1")

@@ -35,6 +35,9 @@ class QueryOutcome:
     triggers: int
     runs: int  # valid runs
     passed: bool
+    #: too few valid runs to judge (errors/timeouts); `passed` is False, and a paired
+    #: comparison leaves the query out instead of scoring a non-measurement as a loss
+    insufficient: bool = False
 
     @property
     def correct_rate(self) -> float:
@@ -45,11 +48,13 @@ class QueryOutcome:
 
     def to_dict(self) -> dict:
         return {"case_id": self.case_id, "should_trigger": self.should_trigger,
-                "triggers": self.triggers, "runs": self.runs, "passed": self.passed}
+                "triggers": self.triggers, "runs": self.runs, "passed": self.passed,
+                "insufficient": self.insufficient}
 
     @classmethod
     def from_dict(cls, d: dict) -> "QueryOutcome":
-        return cls(d["case_id"], d["should_trigger"], d["triggers"], d["runs"], d["passed"])
+        return cls(d["case_id"], d["should_trigger"], d["triggers"], d["runs"], d["passed"],
+                   bool(d.get("insufficient", False)))
 
 
 def passed(outcomes: Sequence[QueryOutcome]) -> int:
@@ -89,7 +94,8 @@ def compare(candidate: Sequence[QueryOutcome], incumbent: Sequence[QueryOutcome]
             alpha: float = 0.1, test: str = "mcnemar") -> Comparison:
     """Paired comparison over the same queries (matched by case id)."""
     inc = {o.case_id: o for o in incumbent}
-    pairs = [(o, inc[o.case_id]) for o in candidate if o.case_id in inc]
+    pairs = [(o, inc[o.case_id]) for o in candidate if o.case_id in inc
+             and not (o.insufficient or inc[o.case_id].insufficient)]
     if test == "sign":
         wins = sum(1 for a, b in pairs if a.correct_rate > b.correct_rate)
         losses = sum(1 for a, b in pairs if a.correct_rate < b.correct_rate)

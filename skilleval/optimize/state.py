@@ -72,6 +72,9 @@ def run_key(cfg: DictConfig, skill: Skill, cases: Sequence[TriggerCase]) -> str:
     opt = dict(plain.get("optimize") or {})
     opt.pop("apply", None)
     plain["optimize"] = opt
+    trig = dict(plain.get("trigger") or {})
+    trig.pop("concurrency", None)  # speed only: resuming at a lower rate is the same run
+    plain["trigger"] = trig
     blob = json.dumps([plain, skill.content_hash, skill.name,
                        [[c.id, c.query, c.should_trigger, c.split] for c in cases]],
                       sort_keys=True, default=str)

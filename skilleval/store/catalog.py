@@ -37,6 +37,12 @@ def register_schema(table: str, schema: pa.Schema) -> None:
     SCHEMAS[table] = schema
 
 
+def _glob_literal(path: str) -> str:
+    """`path` with DuckDB's glob characters matched literally: a store under ``a[1]`` must
+    not fail, and one under ``p?q`` must not also read the parts of ``pxq``."""
+    return "".join(f"[{ch}]" if ch in "[*?" else ch for ch in path)
+
+
 def resolve_root(root: str | os.PathLike[str] | None = None) -> Path:
     """`store.root` if given, else ``$SKILLEVAL_STORE``, else a stable per-user default."""
     value = root or os.environ.get("SKILLEVAL_STORE") or DEFAULT_ROOT
@@ -73,7 +79,7 @@ class Store:
         """An in-memory DuckDB connection with one view per table (no lock on the store)."""
         con = duckdb.connect()
         for table in self.tables():
-            glob = (self.root / table / "**" / "*.parquet").as_posix().replace("'", "''")
+            glob = (_glob_literal((self.root / table).as_posix()) + "/**/*.parquet").replace("'", "''")
             src = f"SELECT * FROM read_parquet('{glob}', union_by_name = true, hive_partitioning = false)"
             sql = _VIEW_SQL.get(table, "{src}").format(src=src)
             con.execute(f'CREATE VIEW "{table}" AS {sql}')

@@ -70,6 +70,10 @@ def summarize(results: Sequence[QueryResult], confidence: float = 0.95) -> Trigg
     qtp = qfp = qtn = qfn = rtp = rfp = rtn = rfn = 0
     passed = failed = insufficient = 0
     for q in results:
+        ok = q.passed
+        if ok is None:  # left out of both views, so queries and runs cover the same queries
+            insufficient += 1
+            continue
         t, v = q.triggers, q.valid_runs
         if q.case.should_trigger:
             rtp += t
@@ -77,10 +81,6 @@ def summarize(results: Sequence[QueryResult], confidence: float = 0.95) -> Trigg
         else:
             rfp += t
             rtn += v - t
-        ok = q.passed
-        if ok is None:
-            insufficient += 1
-            continue
         passed += ok
         failed += not ok
         if q.case.should_trigger:

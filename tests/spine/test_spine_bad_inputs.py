@@ -92,6 +92,14 @@ def zero_runs(tmp: Path) -> tuple[list[str], list[str]]:
     return ["trigger.runs=0"], ["trigger.runs"]
 
 
+def runs_not_a_number(tmp: Path) -> tuple[list[str], list[str]]:
+    return ["trigger.runs=abc"], ["trigger.runs", "whole number", "abc"]
+
+
+def threshold_not_a_number(tmp: Path) -> tuple[list[str], list[str]]:
+    return ["trigger.threshold=high"], ["trigger.threshold", "high"]
+
+
 def unknown_policy(tmp: Path) -> tuple[list[str], list[str]]:
     return ["trigger.policy=always"], ["trigger.policy", "always", "decided"]
 
@@ -103,7 +111,8 @@ def distractor_missing(tmp: Path) -> tuple[list[str], list[str]]:
 CASES = [malformed_yaml, bad_indentation, missing_frontmatter, unclosed_frontmatter,
          description_not_a_string, name_missing, duplicate_queries, mistyped_eval_key,
          missing_eval_set, unknown_backend, missing_skill_folder, unknown_trigger_key,
-         unknown_backend_param, wrong_param_type, zero_runs, unknown_policy, distractor_missing]
+         unknown_backend_param, wrong_param_type, zero_runs, runs_not_a_number, threshold_not_a_number,
+         unknown_policy, distractor_missing]
 
 
 @pytest.mark.parametrize("make", CASES, ids=[c.__name__ for c in CASES])
