@@ -48,20 +48,18 @@ def _hydra_main() -> None:
     from skilleval.app import run_job
     from skilleval.registry import default_registry, get_plugin_manager
 
-    errors: list[SkillevalError] = []
-
     @hydra.main(version_base="1.3", config_path="pkg://skilleval.conf", config_name="config")
     def _run(cfg: DictConfig) -> None:
-        # Our errors are kept here rather than raised through Hydra, which would print an
-        # extra "Error executing job with overrides: ..." line before our one-line message.
+        # Our errors are reported here, one line each, rather than raised through Hydra
+        # (which would print "Error executing job with overrides: ..." first and stop a
+        # sweep); the process exits with the worst code of all jobs.
         try:
             _exit_codes.append(run_job(cfg, default_registry(), get_plugin_manager()))
         except SkillevalError as exc:
-            errors.append(exc)
+            _report(exc)
+            _exit_codes.append(exc.exit_code)
 
     _run()
-    if errors:
-        raise errors[0]
 
 
 def _one_line(exc: BaseException) -> str:

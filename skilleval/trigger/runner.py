@@ -237,7 +237,9 @@ class TrialRunner:
                     wake.clear()
                     await wake.wait()
 
-        n_workers = max(1, min(self.settings.concurrency, len(ready)))
+        # All `concurrency` workers, even if few trials are ready now: a query may hand out
+        # more runs later (after errors, or under `sequential`) and they should run in parallel.
+        n_workers = max(1, settings.concurrency)
         await asyncio.gather(*(worker() for _ in range(n_workers)))
         for st in states:
             st.result.results = [st.by_repeat[r] for r in sorted(st.by_repeat)]
