@@ -69,9 +69,12 @@ def test_anthropic_api_matches_stub_and_survives_529s(tmp_path: Path, sim: SimPr
     assert verdicts(result) == verdicts(stub_result)
 
     sim.reset()
-    sim.configure(overloaded_rate=0.3, retry_after_s=0.01)
+    # 30 % 529s, and the first two requests certainly: the self-check is off so that every
+    # fault lands on a stored trial (its retries are then in the `trials` view).
+    sim.configure(overloaded_rate=0.3, retry_after_s=0.01, fail_next=[529, 529])
     proc, stormy = run_app(tmp_path, "storm", "backend=anthropic_api", f"backend.base_url={sim.url}",
-                           "backend.retry_base_s=0.01", "backend.retry_max_s=0.05")
+                           "backend.retry_base_s=0.01", "backend.retry_max_s=0.05",
+                           "trigger.self_check=false")
     sim.configure(overloaded_rate=0.0)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert sim.stats().get("fault_529", 0) > 0
