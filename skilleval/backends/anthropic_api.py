@@ -33,9 +33,8 @@ from skilleval.backends.pricing import TokenCounts, cost_usd, tokens_from_usage
 from skilleval.backends.retry import AdaptiveLimiter, Failure, backoff_delay, classify
 from skilleval.domain import Completion, Outcome, Trial, TrialResult
 from skilleval.errors import HarnessError, UserError
-from skilleval.sim.protocol import hint_value, is_loopback
+from skilleval.sim.protocol import SIM_KEY, hint_value, is_loopback
 
-SIM_KEY = "sk-ant-sim-not-a-key"  # used only against a loopback simulator when no key is set
 
 
 class RetriesExhausted(Exception):

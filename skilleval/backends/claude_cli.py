@@ -36,9 +36,8 @@ from skilleval.backends.cli_stream import CliRun
 from skilleval.backends.pricing import cost_usd
 from skilleval.domain import Completion, Outcome, Trial, TrialResult
 from skilleval.errors import HarnessError, UserError
-from skilleval.sim.protocol import hint_value, is_loopback
+from skilleval.sim.protocol import SIM_KEY, hint_value, is_loopback
 
-SIM_KEY = "sk-ant-sim-not-a-key"
 _SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 ISOLATION_SETTINGS = json.dumps({"enabledPlugins": {"cc-plugin-plugin-authoring@builtin": False}})
 

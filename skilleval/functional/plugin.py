@@ -1,7 +1,7 @@
 """Registers functional-eval judges and experiments through the public hooks.
 
-Factories import their modules on first use, so `skilleval --help` and every other command
-stay fast (nothing here imports scipy, rich tables or the executors at start-up).
+Factories are "module:attribute" strings the registry imports on first use, so
+`skilleval --help` and every other command stay fast (nothing here imports scipy, rich tables or the executors at start-up).
 """
 from __future__ import annotations
 
@@ -10,20 +10,11 @@ from typing import Any
 from skilleval.hookspecs import hookimpl
 
 
-def _lazy(module: str, attr: str) -> Any:
-    def factory(params: Any) -> Any:
-        import importlib
-
-        return getattr(importlib.import_module(module), attr)(params)
-    factory.__name__ = attr
-    return factory
-
-
 @hookimpl
 def register_judges(register) -> None:  # noqa: ANN001 - see hookspecs.Register
     from skilleval.functional.params import CheckParams, LlmGraderParams
 
-    register("llm_grader", _lazy("skilleval.functional.grader", "LlmGrader"), params=LlmGraderParams,
+    register("llm_grader", "skilleval.functional.grader:LlmGrader", params=LlmGraderParams,
              help="skill-creator's grader contract via the backend (passed + evidence, claims, "
                   "eval feedback); judge.samples=k reports agreement")
     for name, text in (("file_exists", "typed check: {type: file_exists, path}"),
@@ -43,7 +34,7 @@ def _check(name: str) -> Any:
 
 @hookimpl
 def register_experiments(register) -> None:  # noqa: ANN001
-    register("functional_eval", _lazy("skilleval.functional.experiment", "functional_eval_factory"),
+    register("functional_eval", "skilleval.functional.experiment:functional_eval_factory",
              help="with/without-skill executions, judges, benchmark.json with delta and interval")
-    register("compare", _lazy("skilleval.functional.comparator", "compare_factory"),
+    register("compare", "skilleval.functional.comparator:compare_factory",
              help="blind A/B comparison of two arms in both orders, then an unblinded analysis")

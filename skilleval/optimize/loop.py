@@ -27,7 +27,7 @@ from skilleval.optimize.selection import QueryOutcome, compare, passed, rank_key
 from skilleval.optimize.splitters import Split, check_two_classes
 from skilleval.optimize.state import Entry, LoopState, StateStore, run_key
 from skilleval.trigger.policies import max_runs
-from skilleval.trigger.runner import QueryResult, TrialRunner
+from skilleval.trigger.runner import QueryResult, TrialRunner, require_measured
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
@@ -119,16 +119,10 @@ class Optimizer:
         settings = replace(self.runner.settings, runs=1, policy="fixed") if screen else None
         results = await self.runner.evaluate(skill, cases, self.distractors, label=label,
                                              settings=settings)
-        self._check_valid(results)
+        require_measured(results)
         out = outcomes(results)
         n = len(self.split.train)
         return out[:n], out[n:]
-
-    def _check_valid(self, results: Sequence[QueryResult]) -> None:
-        trials = sum(q.runs for q in results)
-        if trials and not any(q.valid_runs for q in results):
-            raise HarnessError(f"no valid trials: all {trials} trials errored or timed out; "
-                               "nothing was measured — check the backend settings")
 
     def request(self, state: LoopState, iteration: int) -> ProposalRequest:
         """What the proposer sees: train results and train scores only, by construction."""

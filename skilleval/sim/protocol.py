@@ -191,6 +191,11 @@ def hint_value(repeat: int, listing: "tuple[ListedSkill, ...] | list[ListedSkill
     return json.dumps({"repeat": repeat, "order": [s.name for s in listing]}, separators=(",", ":"))
 
 
+#: The API key our backends send to a loopback simulator when none is set (a placeholder the
+#: simulator ignores; never sent anywhere else).
+SIM_KEY = "sk-ant-sim-not-a-key"
+
+
 def is_loopback(base_url: str | None) -> bool:
     """True for http(s)://127.0.0.1 / localhost / [::1] URLs: only these get sim hints."""
     if not base_url:

@@ -10,7 +10,7 @@ from skilleval.domain import Skill
 from skilleval.errors import BudgetExhausted, HarnessError
 from skilleval.trigger.metrics import TriggerSummary, summarize
 from skilleval.trigger.policies import max_runs
-from skilleval.trigger.runner import QueryResult, TrialRunner
+from skilleval.trigger.runner import QueryResult, TrialRunner, require_measured
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
@@ -82,10 +82,7 @@ def run_trigger_eval(job: "JobContext") -> int:
                        cost_usd=runner.cost_usd, accuracy=summary.queries["accuracy"].value,
                        partial=partial)
     job.report("trigger_eval", report)
-    if summary.valid_trials == 0:
-        raise HarnessError(f"no valid trials: all {summary.trials} trials errored or timed out "
-                           f"({summary.errors} errors, {summary.timeouts} timeouts); "
-                           "nothing was measured — check the backend settings")
+    require_measured(results)
     bad = (summary.errors + summary.timeouts) / max(1, summary.trials)
     if bad > job.cfg.trigger.get("max_error_rate", 1.0):
         raise HarnessError(f"{bad:.0%} of trials errored or timed out (trigger.max_error_rate="

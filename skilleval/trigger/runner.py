@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 from skilleval.backends.base import Backend
 from skilleval.budget import Budget
 from skilleval.domain import ListedSkill, Outcome, Skill, Trial, TrialResult, TriggerCase
-from skilleval.errors import BudgetExhausted
+from skilleval.errors import BudgetExhausted, HarnessError, UserError
 from skilleval.store import keys as keymod
 from skilleval.store.catalog import Store
 from skilleval.store.writer import PartWriter
@@ -99,6 +99,22 @@ class QueryResult:
         return None if v == "insufficient" else v == "pass"
 
 
+def check_policy(settings: TriggerSettings) -> None:
+    if settings.policy not in POLICIES:
+        raise UserError(f"unknown trigger.policy {settings.policy!r}; valid: {', '.join(POLICIES)}")
+
+
+def require_measured(results: Sequence[QueryResult]) -> None:
+    """HarnessError (exit 3) when not one trial measured anything (none made counts too)."""
+    trials = sum(q.runs for q in results)
+    if not any(q.valid_runs for q in results):
+        errors = sum(q.errors for q in results)
+        timeouts = sum(q.timeouts for q in results)
+        raise HarnessError(f"no valid trials: all {trials} trials errored or timed out "
+                           f"({errors} errors, {timeouts} timeouts); nothing was measured — "
+                           "check the backend settings")
+
+
 Recorder = Callable[[Trial, TrialResult, TriggerCase, Skill], None]
 
 
@@ -131,10 +147,7 @@ class TrialRunner:
     def __init__(self, backend: Backend, *, settings: TriggerSettings, store: Store | None,
                  recorder: Recorder | None = None, budget: Budget | None = None,
                  progress: Any = None) -> None:
-        if settings.policy not in POLICIES:
-            from skilleval.errors import UserError
-
-            raise UserError(f"unknown trigger.policy {settings.policy!r}; valid: {', '.join(POLICIES)}")
+        check_policy(settings)
         self.backend = backend
         self.settings = settings
         self.store = store
@@ -155,8 +168,6 @@ class TrialRunner:
         skills = sorted([skill, *distractors], key=lambda s: s.name)
         names = [s.name for s in skills]
         if len(set(names)) != len(names):
-            from skilleval.errors import UserError
-
             raise UserError(f"two listed skills share a name: {sorted(n for n in names if names.count(n) > 1)[0]!r}")
         listing = tuple(s.listed for s in skills)
         bodies = tuple((s.name, s.body) for s in skills)
@@ -204,10 +215,7 @@ class TrialRunner:
         """
         listing, bodies, ldigest = self._listing(skill, distractors)
         settings = settings or self.settings
-        if settings.policy not in POLICIES:
-            from skilleval.errors import UserError
-
-            raise UserError(f"unknown trigger.policy {settings.policy!r}; valid: {', '.join(POLICIES)}")
+        check_policy(settings)
         self._load_cached(ldigest, skill.name, cases, settings)
         states = [_QueryState(QueryResult(c, skill.name, settings), skill, listing, bodies, ldigest,
                               settings) for c in cases]
@@ -257,7 +265,6 @@ class TrialRunner:
         if result.outcome.valid:
             st.valid += 1
             st.triggers += result.outcome is Outcome.TRIGGERED
-        st.result.results.append(result)  # kept current for callers that watch progress
 
     def _advance(self, st: _QueryState, ready: deque, task: Any) -> bool:
         """Hand out the query's next runs; cached ones are consumed at once. True if any
