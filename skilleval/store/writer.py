@@ -8,20 +8,21 @@ jobs would collide), so parallel jobs can share one store root.
 """
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from pathlib import Path
 from typing import Any, Iterable
 
 import pyarrow as pa
-import pyarrow.parquet as pq
+
+from skilleval.store.fs import StoreLocation, local_location
 
 
 class PartWriter:
-    def __init__(self, directory: Path, schema: pa.Schema, *, flush_rows: int = 5000,
-                 flush_seconds: float = 1.0) -> None:
-        self.directory = directory
+    def __init__(self, directory: Path | str, schema: pa.Schema, *, flush_rows: int = 5000,
+                 flush_seconds: float = 1.0, location: StoreLocation | None = None) -> None:
+        self.directory = str(directory)
+        self.location = location or local_location()  # where parts go (a folder, S3, ...)
         self.schema = schema
         self.flush_rows = flush_rows
         self.flush_seconds = flush_seconds
@@ -29,7 +30,7 @@ class PartWriter:
         self._last_flush = time.monotonic()
         self._seq = 0
         self.rows_written = 0
-        self.files: list[Path] = []
+        self.files: list[str] = []
 
     def write(self, rows: Iterable[dict[str, Any]]) -> None:
         self._rows.extend(rows)
@@ -51,11 +52,8 @@ class PartWriter:
         if not self._rows:
             return
         table = pa.Table.from_pylist(self._rows, schema=self.schema)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        final = self.directory / f"part-{self._seq:05d}-{uuid.uuid4().hex[:8]}.parquet"
-        tmp = final.with_name(final.name + ".tmp")
-        pq.write_table(table, tmp, compression="zstd")
-        os.replace(tmp, final)
+        final = self.location.write_part(
+            self.directory, f"part-{self._seq:05d}-{uuid.uuid4().hex[:8]}.parquet", table)
         self._seq += 1
         self.rows_written += len(self._rows)
         self.files.append(final)
