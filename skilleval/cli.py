@@ -11,6 +11,7 @@ import sys
 import warnings
 from typing import Callable
 
+from skilleval import job_exit
 from skilleval.errors import SkillevalError
 
 _exit_codes: list[int] = []
@@ -54,10 +55,12 @@ def _hydra_main() -> None:
         # (which would print "Error executing job with overrides: ..." first and stop a
         # sweep); the process exits with the worst code of all jobs.
         try:
-            _exit_codes.append(run_job(cfg, default_registry(), get_plugin_manager()))
+            code = run_job(cfg, default_registry(), get_plugin_manager())
         except SkillevalError as exc:
             _report(exc)
-            _exit_codes.append(exc.exit_code)
+            code = exc.exit_code
+        _exit_codes.append(code)
+        job_exit.record(code)  # a launcher may run this job in another process
 
     _run()
 
@@ -108,7 +111,9 @@ def _run_hydra(args: list[str]) -> int:
     sys.argv = [sys.argv[0], *args]
     _exit_codes.clear()
     try:
-        _hydra_main()
+        with job_exit.collecting() as remote_codes:
+            _hydra_main()
+        _exit_codes.extend(remote_codes)
     except SkillevalError:
         raise
     except (HydraException, OmegaConfBaseException) as exc:
