@@ -58,6 +58,8 @@ class JobContext:
     timing: dict[str, float] = field(default_factory=dict)
     _progress: Progress | None = None
     _loop: asyncio.AbstractEventLoop | None = None
+    _executor: Any = None
+    executor_built: Any = None  # built (so checked) at job start, started on first use
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run a coroutine on the job's one event loop.
@@ -72,6 +74,9 @@ class JobContext:
     def close(self) -> None:
         """Close the backend on the job's loop, then the loop."""
         try:
+            if self._executor is not None:
+                executor, self._executor = self._executor, None
+                self.run(executor.aclose())
             self.run(self.backend.aclose())
         finally:
             loop, self._loop = self._loop, None
@@ -121,12 +126,20 @@ class JobContext:
             raise UserError(f"trigger.threshold must be in (0, 1], got {values['threshold']}")
         return TriggerSettings(**values)
 
+    def executor(self) -> Any:
+        """The job's trial executor (`executor=local|ray|...`), built and started once."""
+        if self._executor is None:
+            executor = self.executor_built or self.build("executor", self.cfg.get("executor") or "local")
+            executor.start(self.backend, OmegaConf.to_container(self.cfg.backend, resolve=True))
+            self._executor = executor
+        return self._executor
+
     def new_runner(self, settings: TriggerSettings | None = None) -> TrialRunner:
         writer = self.store.writer("trials", self.experiment, self.run_id)
         recorder = trial_rows_recorder(writer, self.identity_row(), self.backend)
         return TrialRunner(self.backend, settings=settings or self.trigger_settings(),
                            store=self.store, recorder=recorder, budget=self.budget,
-                           progress=self._progress)
+                           progress=self._progress, executor=self.executor())
 
     def reporters(self) -> list[Any]:
         nodes = self.cfg.get("reporter") or {}
@@ -200,6 +213,7 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     experiment = registry.build("experiment", {"name": exp.kind})
     job = JobContext(cfg, registry, store, run_id, sweep_id, job_num, exp.get("name", exp.kind),
                      output_dir, backend, budget, overrides=overrides)
+    job.executor_built = registry.build("executor", cfg.get("executor") or "local")
     output_dir.mkdir(parents=True, exist_ok=True)
     runs = store.writer("runs", job.experiment, run_id)
     _write_run_row(job, runs, "running")

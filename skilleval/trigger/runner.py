@@ -18,6 +18,7 @@ from skilleval.backends.base import Backend
 from skilleval.budget import Budget
 from skilleval.domain import ListedSkill, Outcome, Skill, Trial, TrialResult, TriggerCase
 from skilleval.errors import BudgetExhausted, HarnessError, UserError
+from skilleval.executors.base import Executor, LocalExecutor
 from skilleval.store import keys as keymod
 from skilleval.store.catalog import Store
 from skilleval.store.writer import PartWriter
@@ -146,9 +147,13 @@ class TrialRunner:
 
     def __init__(self, backend: Backend, *, settings: TriggerSettings, store: Store | None,
                  recorder: Recorder | None = None, budget: Budget | None = None,
-                 progress: Any = None) -> None:
+                 progress: Any = None, executor: Executor | None = None) -> None:
         check_policy(settings)
         self.backend = backend
+        if executor is None:  # the backend called on this event loop (jobs pass `executor=`)
+            executor = LocalExecutor()
+            executor.start(backend, {})
+        self.executor = executor
         self.settings = settings
         self.store = store
         self.recorder = recorder
@@ -247,7 +252,7 @@ class TrialRunner:
 
         # All `concurrency` workers, even if few trials are ready now: a query may hand out
         # more runs later (after errors, or under `sequential`) and they should run in parallel.
-        n_workers = max(1, settings.concurrency)
+        n_workers = self.executor.slots(settings.concurrency)
         await asyncio.gather(*(worker() for _ in range(n_workers)))
         for st in states:
             st.result.results = [st.by_repeat[r] for r in sorted(st.by_repeat)]
@@ -305,7 +310,7 @@ class TrialRunner:
                 self._budget_stop = exc
                 return None
         try:
-            result = await self.backend.run_trial(trial)
+            result = await self.executor.run_trial(trial)
         except Exception as exc:  # a backend bug must not be scored as "not triggered"
             result = TrialResult(trial.key, Outcome.ERROR, error=f"{type(exc).__name__}: {exc}"[:500])
         self.calls_made += 1
