@@ -38,12 +38,14 @@ class TrialLedger:
         self.begun: Counter[str] = Counter()
         self.answered: Counter[str] = Counter()
 
-    def lookup(self, key: str) -> TrialResult | None:
-        return self.answers.get(key)
-
-    def begin(self, key: str, pid: int) -> None:
-        self.running[key] = pid
-        self.begun[key] += 1
+    def claim(self, key: str, pid: int) -> TrialResult | None:
+        """The answer an earlier attempt already got, or None after noting that `pid` now
+        calls the backend for `key` (one round-trip for both)."""
+        known = self.answers.get(key)
+        if known is None:
+            self.running[key] = pid
+            self.begun[key] += 1
+        return known
 
     def finish(self, key: str, result: TrialResult) -> None:
         self.running.pop(key, None)
@@ -80,10 +82,9 @@ def _worker_backend(config: dict[str, Any]) -> Backend:
 def run_trial_task(config: dict[str, Any], trial: Trial, ledger: Any) -> TrialResult:
     """Body of one Ray task: the backend call, unless a previous attempt already got it."""
     global _loop
-    known = ray.get(ledger.lookup.remote(trial.key))
+    known = ray.get(ledger.claim.remote(trial.key, os.getpid()))
     if known is not None:
         return known
-    ray.get(ledger.begin.remote(trial.key, os.getpid()))
     if _loop is None:
         _loop = asyncio.new_event_loop()
     try:
