@@ -181,8 +181,14 @@ def _check_reachable(loc: StoreLocation, root: str) -> None:
     """One listing of the bucket, so a wrong endpoint, missing credentials or a missing
     bucket is exit 2 before any paid call, not a traceback after one."""
     bucket = loc.path.split("/", 1)[0]
+    fs = loc.fs
+    if loc.protocol in ("s3", "s3a"):  # fail in seconds, not after botocore's back-off
+        import fsspec
+
+        fs = fsspec.filesystem(loc.protocol, skip_instance_cache=True, config_kwargs={
+            "retries": {"max_attempts": 2, "mode": "standard"}, "connect_timeout": 5})
     try:
-        loc.fs.ls(bucket, refresh=True)
+        fs.ls(bucket, refresh=True)
     except FileNotFoundError:
         raise UserError(f"store.root {root!r}: bucket {bucket!r} does not exist at "
                         f"{_endpoint()}") from None

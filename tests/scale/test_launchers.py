@@ -30,3 +30,16 @@ def test_joblib_sweep_exits_with_the_worst_cells_code(skilleval_cli):
     proc = skilleval_cli.run(*SWEEP, "trigger.threshold=0.5,7", timeout=240)
     assert proc.returncode == 2, proc.stderr
     assert "trigger.threshold must be in (0, 1], got 7.0" in proc.stderr
+
+
+def test_submitit_local_sweep_runs_its_jobs_into_one_store_and_reports_their_codes(skilleval_cli):
+    """submitit's local mode (the SLURM launcher's stand-in): each cell is a separate job
+    process; both land in the store and the bad cell's exit code reaches the CLI."""
+    import hydra_plugins.hydra_submitit_launcher  # noqa: F401 - missing extra: fail, never skip
+
+    proc = skilleval_cli.run("-m", "hydra/launcher=submitit_local", "+experiment=trigger_eval",
+                             "progress=false", "trigger.runs=1", "trigger.policy=fixed",
+                             "trigger.threshold=0.5,7", timeout=240)
+    assert proc.returncode == 2, proc.stderr
+    runs = _runs(skilleval_cli)
+    assert [(r["job_num"], r["status"]) for r in runs] == [(0, "done"), (1, "failed")]

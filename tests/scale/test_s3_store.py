@@ -78,6 +78,7 @@ def test_misconfigured_endpoint_is_exit_2_with_one_line(skilleval_cli):
         assert proc.returncode == 2, proc.stderr
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and "cannot use the object store at http://127.0.0.1:9" in lines[0], lines
+        assert "Could not connect to the endpoint URL" in lines[0], lines
         assert "Traceback" not in proc.stderr
     assert not (skilleval_cli.cwd / "s3:").exists()
 
