@@ -4,7 +4,7 @@ from __future__ import annotations
 from skilleval.executors.base import LocalExecutor, LocalParams
 from skilleval.executors.ray_params import RayParams
 from skilleval.hookspecs import hookimpl
-from skilleval.registry import Register
+from skilleval.hookspecs import Register
 
 
 @hookimpl
