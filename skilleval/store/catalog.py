@@ -143,15 +143,17 @@ class Store:
     def _read(self, fn: Callable[[duckdb.DuckDBPyConnection], pa.Table]) -> pa.Table:
         """Run `fn` on a fresh connection; list the parts again if a compaction deleted one
         between listing and reading (its rows are then in the compacted part)."""
-        for attempt in range(3):
-            con = self.connect()
+        for attempt in range(5):
+            con = None
             try:
+                con = self.connect()  # binds the views: a part deleted since listing fails here
                 return fn(con)
             except duckdb.IOException as exc:
-                if attempt == 2 or not _vanished(exc):
+                if attempt == 4 or not _vanished(exc):
                     raise
             finally:
-                con.close()
+                if con is not None:
+                    con.close()
         raise AssertionError("unreachable")
 
 
