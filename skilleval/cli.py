@@ -38,6 +38,7 @@ def _optional_verbs() -> dict[str, Callable[[list[str]], int]]:
 
     out["serve-sim"] = lazy("skilleval.sim.server", "serve_sim_main")
     out["import"] = lazy("skilleval.functional.importer", "import_main")
+    out["diff"] = lazy("skilleval.rundiff.cli", "diff_main")
     return out
 
 
