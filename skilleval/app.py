@@ -198,6 +198,9 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     budget = Budget(checked_number("budget.max_calls", budget_cfg.get("max_calls"), int, none=True),
                     checked_number("budget.max_usd", budget_cfg.get("max_usd"), float, none=True))
     experiment = registry.build("experiment", {"name": exp.kind})
+    from skilleval.gates import check_supported, run_gates
+
+    gates = check_supported(cfg, experiment, exp.get("name", exp.kind))
     job = JobContext(cfg, registry, store, run_id, sweep_id, job_num, exp.get("name", exp.kind),
                      output_dir, backend, budget, overrides=overrides)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -208,7 +211,9 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     status, code = "failed", 1
     try:
         code = experiment(job)
-        status = {0: "done", 3: "harness_error"}.get(code, "failed")
+        if code == 0 and gates.active:
+            code = run_gates(job, gates)
+        status = {0: "done", 1: "gate_failed", 3: "harness_error"}.get(code, "failed")
         return code
     except HarnessError:
         status = "harness_error"

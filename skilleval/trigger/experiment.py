@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from skilleval.domain import Skill
 from skilleval.errors import BudgetExhausted, HarnessError
+from skilleval.gates import estimates as gate_estimates
 from skilleval.trigger.metrics import TriggerSummary, summarize
 from skilleval.trigger.policies import max_runs
 from skilleval.trigger.runner import QueryResult, TrialRunner, require_measured
@@ -80,7 +81,7 @@ def run_trigger_eval(job: "JobContext") -> int:
     job.store.writer("queries", job.experiment, job.run_id).write(query_rows(job, report))
     job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
                        cost_usd=runner.cost_usd, accuracy=summary.queries["accuracy"].value,
-                       partial=partial)
+                       partial=partial, gate_metrics=gate_estimates(summary.queries))
     job.report("trigger_eval", report)
     require_measured(results)
     bad = (summary.errors + summary.timeouts) / max(1, summary.trials)
@@ -88,6 +89,10 @@ def run_trigger_eval(job: "JobContext") -> int:
         raise HarnessError(f"{bad:.0%} of trials errored or timed out (trigger.max_error_rate="
                            f"{job.cfg.trigger.max_error_rate}); results are not trustworthy")
     return 0
+
+
+run_trigger_eval.gate_metrics = ("precision", "recall", "accuracy")  # type: ignore[attr-defined]
+run_trigger_eval.gate_baseline = True  # type: ignore[attr-defined]
 
 
 def trigger_eval_factory(params: Any) -> Any:
