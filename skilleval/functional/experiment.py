@@ -138,6 +138,7 @@ async def functional_eval_async(job: "JobContext") -> int:
     (job.output_dir / "benchmark.json").write_text(json.dumps(bench, indent=2, default=str), encoding="utf-8")
     (job.output_dir / "benchmark.md").write_text(md, encoding="utf-8")
     print_summary(job, bench, records, setup)
+    job.report("functional_eval", bench)
     job.console.print(f"workspace: {it}\nbenchmark: {it / 'benchmark.json'} and benchmark.md")
     st = setup.runner.stats
     job.summary.update({"calls_made": st["executions_run"] + st["judge_calls"],
