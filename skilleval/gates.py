@@ -16,7 +16,6 @@ delta lies below −max_regression (a larger drop cannot be ruled out).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skilleval.errors import HarnessError, UserError
@@ -125,7 +124,7 @@ def _regression(job: "JobContext", s: GateSettings) -> GateResult | None:
     from skilleval.rundiff.sources import from_file, load
 
     job.store.close()  # this run's rows must be readable
-    skill = Path(str(job.cfg.get("skill"))).name if job.cfg.get("skill") else None
+    skill = job.load_skill().name if job.cfg.get("skill") else None
     try:
         base = load(s.baseline or "latest", job.store, exclude=job.run_id,
                     experiment=job.experiment, skill=skill)

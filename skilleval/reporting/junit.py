@@ -79,7 +79,9 @@ def trigger_suite(job: "JobContext", report: Any) -> TestSuite:
                    **metrics, "trials": s.trials, "trial_errors": s.errors, "trial_timeouts": s.timeouts})
     for q in report.results:
         expect = "should_trigger" if q.case.should_trigger else "should_not_trigger"
-        case = TestCase(clean(q.case.query, 1000), clean(f"trigger.{report.skill.name}.{expect}"))
+        # one line: a name is an attribute, where XML readers fold newlines into spaces anyway
+        case = TestCase(clean(" ".join(q.case.query.split()), 1000),
+                        clean(f"trigger.{report.skill.name}.{expect}"))
         rate = f"{q.triggers}/{q.valid_runs} valid runs triggered"
         bad = f" ({q.errors} errors, {q.timeouts} timeouts not counted)" if q.errors or q.timeouts else ""
         if q.verdict == "fail":
@@ -88,7 +90,7 @@ def trigger_suite(job: "JobContext", report: Any) -> TestSuite:
                                    "TriggerMismatch")]
         elif q.verdict == "insufficient":
             case.result = [Error(clean(f"no verdict: {rate}{bad}; too few valid runs"), "Insufficient")]
-        case.system_out = clean(f"trigger rate: {rate}{bad}; verdict {q.verdict}")
+        case.system_out = clean(f"trigger rate: {rate}{bad}; verdict {q.verdict}\nquery: {q.case.query}")
         suite.add_testcase(case)
     return suite
 

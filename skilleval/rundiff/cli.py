@@ -15,7 +15,7 @@ def diff_main(argv: list[str]) -> int:
         return _sweep(argv)
     from skilleval.rundiff.compare import diff
     from skilleval.rundiff.render import render
-    from skilleval.rundiff.sources import load
+    from skilleval.rundiff.sources import LATEST, completed_runs, load
     from skilleval.store.catalog import Store, resolve_root
 
     p = _Parser(prog="skilleval diff", description=(
@@ -29,15 +29,22 @@ def diff_main(argv: list[str]) -> int:
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.add_argument("--common", action="store_true",
                    help="compare only the queries / evals both runs share (and say how many)")
-    p.add_argument("--experiment", help="latest / latest~N among runs of this experiment only")
+    p.add_argument("--experiment", help="latest / latest~N among runs of this experiment "
+                   "(default: the experiment of the newest run)")
     p.add_argument("--confidence", type=float, default=0.95)
     p.add_argument("--store", help="store root (default: $SKILLEVAL_STORE or the per-user store)")
     args = p.parse_args(argv)
     if not 0 < args.confidence < 1:
         raise UserError(f"--confidence must be in (0, 1), got {args.confidence}")
     store = Store(resolve_root(args.store))
-    a = load(args.a, store, experiment=args.experiment)
-    b = load(args.b, store, experiment=args.experiment)
+    experiment = args.experiment
+    if experiment is None and any(LATEST.match(x) for x in (args.a, args.b)):
+        # latest~N counts runs of the newest run's experiment: a functional run is never
+        # "the run before" a trigger run
+        newest = completed_runs(store)
+        experiment = newest[0]["experiment"] if newest else None
+    a = load(args.a, store, experiment=experiment)
+    b = load(args.b, store, experiment=experiment)
     result = diff(a, b, common=args.common, confidence=args.confidence)
     if args.format == "json":
         print(json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False))

@@ -50,13 +50,13 @@ class RunData:
     notes: list[str] = field(default_factory=list)
 
 
-_LATEST = re.compile(r"^latest(?:~(\d+))?$")
+LATEST = re.compile(r"^latest(?:~(\d+))?$")
 
 
 def load(spec: str, store: Store, *, exclude: str | None = None, experiment: str | None = None,
          skill: str | None = None) -> RunData:
     """Resolve `spec` (run id, ``latest``, ``latest~N``, or a JSON file) to a run's data."""
-    m = _LATEST.match(spec)
+    m = LATEST.match(spec)
     if m:
         return _from_store(_nth_latest(store, int(m.group(1) or 0), exclude, experiment, skill), store)
     path = Path(spec).expanduser()
@@ -79,8 +79,13 @@ def completed_runs(store: Store, *, exclude: str | None = None, experiment: str 
         params.append(experiment)
     rows = store.query(f"SELECT run_id, experiment, skill, ts, output_dir FROM runs WHERE "
                        f"{' AND '.join(where)} ORDER BY ts DESC, run_id DESC", params).to_pylist()
-    if skill:  # runs.skill holds the path given; match on the folder's name or the path
-        rows = [r for r in rows if r["skill"] and (Path(r["skill"]).name == skill or r["skill"] == skill)]
+    if skill:  # the skill's name (trigger runs record it per query) or its folder's name
+        named: dict[str, str] = {}
+        if "queries" in store.tables():
+            named = {r["run_id"]: r["skill"] for r in
+                     store.query("SELECT DISTINCT run_id, skill FROM queries").to_pylist()}
+        rows = [r for r in rows if named.get(r["run_id"]) == skill or
+                (r["run_id"] not in named and r["skill"] and Path(r["skill"]).name == skill)]
     return rows
 
 
