@@ -27,6 +27,7 @@ from skilleval.datasets import default_cases_path, load_trigger_cases
 from skilleval.domain import Skill, TriggerCase
 from skilleval.errors import HarnessError, UserError
 from skilleval.events import JobEnd, JobStart
+from skilleval.progress import LiveProgress, PlainProgress
 from skilleval.registry import Registry
 from skilleval.skills import load_skill
 from skilleval.store.catalog import Store, resolve_root
@@ -72,6 +73,12 @@ class JobContext:
     def close(self) -> None:
         """Close the backend on the job's loop, then the loop."""
         try:
+            if self._loop is not None:  # after Ctrl-C: stop the workers it left behind
+                pending = asyncio.all_tasks(self._loop)
+                for task in pending:
+                    task.cancel()
+                if pending:
+                    self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             self.run(self.backend.aclose())
         finally:
             loop, self._loop = self._loop, None
@@ -126,7 +133,7 @@ class JobContext:
         recorder = trial_rows_recorder(writer, self.identity_row(), self.backend)
         return TrialRunner(self.backend, settings=settings or self.trigger_settings(),
                            store=self.store, recorder=recorder, budget=self.budget,
-                           progress=self._progress)
+                           progress=LiveProgress(lambda: self._progress))
 
     def reporters(self) -> list[Any]:
         nodes = self.cfg.get("reporter") or {}
@@ -137,15 +144,24 @@ class JobContext:
             reporter.report(self, kind, payload)
 
     @contextmanager
-    def progress(self) -> Iterator[Progress]:
-        """A progress display on stderr for the duration of the block (runners pick it up)."""
-        prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=self.console, transient=True,
-                        disable=not self.cfg.get("progress", True))
+    def progress(self) -> Iterator[Any]:
+        """A progress display on stderr for the duration of the block (runners pick it up):
+        a bar in a terminal, a plain line every `progress_every` seconds otherwise."""
+        enabled = bool(self.cfg.get("progress", True))
+        prog: Any
+        if enabled and not self.console.is_terminal:
+            prog = PlainProgress(self.console, float(self.cfg.get("progress_every", 10.0) or 10.0),
+                                 self.experiment)
+        else:
+            prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), console=self.console, transient=True,
+                            disable=not enabled)
         self._progress = prog
-        with prog:
-            yield prog
-        self._progress = None
+        try:
+            with prog:
+                yield prog
+        finally:
+            self._progress = None
 
 
 def checked_number(key: str, value: Any, kind: type, *, none: bool = False) -> Any:

@@ -94,6 +94,12 @@ def main(argv: list[str] | None = None) -> None:
     except SkillevalError as exc:
         _report(exc)
         sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        # One line, no traceback; run_job has already marked the run "interrupted" and
+        # flushed every finished trial, which a rerun reuses.
+        print("skilleval: interrupted (Ctrl-C); finished work is kept in the store and a rerun "
+              "reuses it", file=sys.stderr)
+        sys.exit(130)
 
 
 def _run_hydra(args: list[str]) -> int:

@@ -65,10 +65,10 @@ def run_trigger_eval(job: "JobContext") -> int:
         f"[bold]trigger_eval[/bold] {skill.name}: {len(cases)} queries × ≤{max_runs(settings)} runs "
         f"({settings.policy}), backend {job.backend.name}/{job.backend.model}, "
         f"≤{runner.max_calls(len(cases))} calls")
-    job.run(run_self_check(job, skill, distractors))
     partial = False
     started = time.perf_counter()
-    with job.progress():
+    with job.progress():  # the self-check too: a slow backend shows as alive, not silent
+        job.run(run_self_check(job, skill, distractors))
         try:
             results = job.run(runner.evaluate(skill, cases, distractors))
         except BudgetExhausted as exc:
