@@ -69,7 +69,9 @@ def _one_line(exc: BaseException) -> str:
     while not text and exc.__cause__ is not None:  # Hydra wraps parse errors in empty exceptions
         exc = exc.__cause__
         text = str(exc).strip()
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    # Hydra's "+key" hint leads to a setting nothing reads (strict.py catches known groups)
+    lines = [ln.strip() for ln in text.splitlines()
+             if ln.strip() and not ln.strip().startswith("To append to your config use")]
     for i, ln in enumerate(lines):  # the search path dump helps nobody
         if ln.startswith("Config search path"):
             lines = lines[:i]
@@ -79,6 +81,23 @@ def _one_line(exc: BaseException) -> str:
     return "; ".join(lines)
 
 
+def _version_text() -> str:
+    """skilleval's version, then every distribution that registers plugins, with what."""
+    from importlib import metadata
+
+    from skilleval.registry import LOAD_FAILURES, default_registry
+
+    lines = [f"skilleval {metadata.version('skilleval')}", "plugins:"]
+    by_dist: dict[tuple[str, str], set[str]] = {}
+    for r in default_registry().all():
+        by_dist.setdefault((r.distribution, r.version), set()).add(f"{r.kind}={r.name}")
+    for (dist, version), names in sorted(by_dist.items()):
+        lines.append(f"  {dist} {version}: {', '.join(sorted(names))}")
+    for f in LOAD_FAILURES:
+        lines.append(f"  {f.distribution}: failed to load ({f.error})")
+    return "\n".join(lines)
+
+
 def _report(exc: SkillevalError) -> None:
     if exc.exit_code:
         print(f"skilleval: error: {exc}", file=sys.stderr)
@@ -86,6 +105,9 @@ def _report(exc: SkillevalError) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] in (["--version"], ["-V"]):
+        print(_version_text())
+        return
     verbs = _verbs()
     try:
         if args and args[0] in verbs:
@@ -109,6 +131,9 @@ def _run_hydra(args: list[str]) -> int:
     from skilleval.config import prepare_hydra
 
     prepare_hydra()
+    from skilleval.strict import check_overrides
+
+    check_overrides(args)
     # Let configuration errors reach us (instead of Hydra printing a trace and exiting 1).
     os.environ["HYDRA_FULL_ERROR"] = "1"
     warnings.filterwarnings("ignore", message=r"provider=hydra\.searchpath in main, path=.* is not available")

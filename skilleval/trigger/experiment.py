@@ -6,6 +6,9 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
+
+from skilleval.config import example_note
 from skilleval.domain import Skill
 from skilleval.errors import BudgetExhausted, HarnessError
 from skilleval.gates import estimates as gate_estimates
@@ -83,6 +86,9 @@ def run_trigger_eval(job: "JobContext") -> int:
                        cost_usd=runner.cost_usd, accuracy=summary.queries["accuracy"].value,
                        partial=partial, gate_metrics=gate_estimates(summary.queries))
     job.report("trigger_eval", report)
+    note = example_note(skill.path)
+    if note:
+        job.console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
     require_measured(results)
     bad = (summary.errors + summary.timeouts) / max(1, summary.trials)
     if bad > job.cfg.trigger.get("max_error_rate", 1.0):
