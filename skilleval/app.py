@@ -32,6 +32,7 @@ from skilleval.registry import Registry
 from skilleval.skills import load_skill
 from skilleval.store.catalog import Store, resolve_root
 from skilleval.store.schema import SCHEMA_VERSION
+from skilleval.sweep_table import FINISHED, JobOutcome
 from skilleval.trigger.policies import TriggerSettings
 from skilleval.trigger.runner import TrialRunner, trial_rows_recorder
 
@@ -243,6 +244,7 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         runs.close()
         job.close()
         pm.hook.on_job_end(event=JobEnd(run_id, job.experiment, status, output_dir, job.summary))
+        FINISHED.append(JobOutcome(job_num, run_id, sweep_id, job.experiment, status, overrides, job.summary))
 
 
 def _write_run_row(job: JobContext, writer: Any, status: str) -> None:

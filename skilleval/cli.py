@@ -139,6 +139,9 @@ def _run_hydra(args: list[str]) -> int:
     warnings.filterwarnings("ignore", message=r"provider=hydra\.searchpath in main, path=.* is not available")
     sys.argv = [sys.argv[0], *args]
     _exit_codes.clear()
+    from skilleval.sweep_table import FINISHED, print_sweep_table
+
+    FINISHED.clear()
     try:
         _hydra_main()
     except SkillevalError:
@@ -154,6 +157,10 @@ def _run_hydra(args: list[str]) -> int:
             print(f"skilleval: config error: {_one_line(cause)}", file=sys.stderr)
             return 2
         raise
+    if len(_exit_codes) > 1:  # a sweep ends with one table across its jobs
+        from rich.console import Console
+
+        print_sweep_table(FINISHED, Console(soft_wrap=True))
     return max(_exit_codes, default=0)
 
 
