@@ -1,8 +1,13 @@
 """Entry point: verbs (sql, plugins, validate, package, ...) are dispatched here; anything
 else is a Hydra run (`skilleval +experiment=trigger_eval backend=stub ...`).
 
-Exit codes: 0 ran · 2 bad input or config (one line on stderr, no traceback) · 3 the
-harness could not produce valid measurements.
+Exit codes (README lists them too):
+  0   ran, and every gate passed
+  1   a gate failed (one line per failed gate: what, measured, required)
+  2   bad input or config (one line on stderr, no traceback, before any call)
+  3   could not measure (the harness produced no valid measurements)
+  4   stopped by the budget
+  130 interrupted by Ctrl-C (one line; the run is marked interrupted)
 """
 from __future__ import annotations
 

@@ -218,3 +218,16 @@ def test_markdown_escapes_hostile_queries() -> None:
 
     out = md("a | b <script>alert(1)</script> `x` [l](http://e)\nnext")
     assert "<script>" not in out and "\\|" in out and "\n" not in out and "\\`" in out
+
+
+def test_multirun_writes_every_report_and_ends_with_one_table(skilleval_cli) -> None:  # noqa: ANN001
+    r = skilleval_cli.run("-m", "+experiment=trigger_eval", "trigger.runs=1", "trigger.threshold=0.3,0.7",
+                          "reporter=[console,junit,markdown]", "gate.min_accuracy=0.1", check=0)
+    schema = xmlschema.XMLSchema(str(XSD))
+    junits = sorted(skilleval_cli.outputs.rglob("junit.xml"))
+    assert len(junits) == 2 and len(list(skilleval_cli.outputs.rglob("summary.md"))) == 2
+    for j in junits:
+        schema.validate(str(j))
+    table = r.stdout[r.stdout.index("sweep "):]
+    assert "trigger.threshold=0.3" in table and "trigger.threshold=0.7" in table
+    assert table.count("passed") == 2  # the gates column, one per job
