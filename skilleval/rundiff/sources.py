@@ -85,8 +85,17 @@ def completed_runs(store: Store, *, exclude: str | None = None, experiment: str 
             named = {r["run_id"]: r["skill"] for r in
                      store.query("SELECT DISTINCT run_id, skill FROM queries").to_pylist()}
         rows = [r for r in rows if named.get(r["run_id"]) == skill or
-                (r["run_id"] not in named and r["skill"] and Path(r["skill"]).name == skill)]
+                (r["run_id"] not in named and _benchmark_skill(r) == skill)]
     return rows
+
+
+def _benchmark_skill(run: dict[str, Any]) -> str | None:
+    """A functional run's skill name, from its benchmark.json (else its folder's name)."""
+    bench = Path(run.get("output_dir") or "") / "benchmark.json"
+    try:
+        return json.loads(bench.read_text(encoding="utf-8"))["metadata"]["skill_name"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return Path(run["skill"]).name if run.get("skill") else None
 
 
 def _nth_latest(store: Store, n: int, exclude: str | None, experiment: str | None,

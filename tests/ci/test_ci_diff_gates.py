@@ -231,3 +231,9 @@ def test_multirun_writes_every_report_and_ends_with_one_table(skilleval_cli) -> 
     table = r.stdout[r.stdout.index("sweep "):]
     assert "trigger.threshold=0.3" in table and "trigger.threshold=0.7" in table
     assert table.count("passed") == 2  # the gates column, one per job
+
+
+def test_gates_are_not_checked_on_a_budget_stopped_run(skilleval_cli) -> None:  # noqa: ANN001
+    r = skilleval_cli.run("+experiment=trigger_eval", "+budget=default", "budget.max_calls=5",
+                          "gate.min_recall=0.0", check=4)
+    assert "gates not checked" in r.stderr and "gate passed" not in r.stdout
