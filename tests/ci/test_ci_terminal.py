@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 # slow enough that the run takes a few seconds on the stub: 20 queries x 2 runs at 150 ms
 SLOW = ["+experiment=trigger_eval", "backend.latency_ms=150", "trigger.concurrency=2", "trigger.runs=2"]
 
@@ -23,11 +25,15 @@ def _env(cli) -> dict[str, str]:  # noqa: ANN001
     return env
 
 
-def test_progress_bar_under_a_pseudo_terminal(skilleval_cli) -> None:  # noqa: ANN001
+OPT = ["+experiment=trigger_opt", "backend.latency_ms=100", "optimize.max_iterations=1"]
+
+
+@pytest.mark.parametrize("args", [SLOW, OPT], ids=["trigger_eval", "trigger_opt"])
+def test_progress_bar_under_a_pseudo_terminal(skilleval_cli, args) -> None:  # noqa: ANN001
     """stdout and stderr are a real pty: rich draws its bar (the runner finds the open
     display even though it was built before it)."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", *SLOW], cwd=skilleval_cli.cwd,
+    proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", *args], cwd=skilleval_cli.cwd,
                             env=_env(skilleval_cli), stdin=subprocess.DEVNULL, stdout=slave,
                             stderr=slave, close_fds=True)
     os.close(slave)
@@ -49,7 +55,7 @@ def test_progress_bar_under_a_pseudo_terminal(skilleval_cli) -> None:  # noqa: A
     assert proc.wait(timeout=30) == 0
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
     # the progress row: M of N queries, then the elapsed-time column (tables have neither)
-    assert re.search(r"\b\d+/20 +\d:\d\d:\d\d", text), text[-2000:]
+    assert re.search(r"\b\d+/\d+ +\d:\d\d:\d\d", text), text[-2000:]
 
 
 def test_plain_progress_lines_when_not_a_terminal(skilleval_cli) -> None:  # noqa: ANN001
