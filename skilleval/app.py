@@ -23,6 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from skilleval.backends.base import Backend
 from skilleval.budget import Budget
+from skilleval.checks import checked_number  # noqa: F401  (also imported from here)
 from skilleval.datasets import default_cases_path, load_trigger_cases
 from skilleval.domain import Skill, TriggerCase
 from skilleval.errors import HarnessError, UserError
@@ -163,18 +164,6 @@ class JobContext:
                 yield prog
         finally:
             self._progress = None
-
-
-def checked_number(key: str, value: Any, kind: type, *, none: bool = False) -> Any:
-    """`value` as an int or float, or a UserError naming `key` (a typo such as
-    ``trigger.runs=abc`` must exit 2 with one line, not a TypeError traceback)."""
-    if value is None and none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            (kind is int and not float(value).is_integer()):
-        want = "a whole number" if kind is int else "a number"
-        raise UserError(f"{key} must be {want}{' or null' if none else ''}, got {value!r}")
-    return kind(value)
 
 
 def _sweep_identity() -> tuple[str, int, list[str], Path]:

@@ -55,7 +55,7 @@ class GateSettings:
 
 
 def settings(cfg: Any) -> GateSettings:
-    from skilleval.app import checked_number
+    from skilleval.checks import checked_number
 
     g = cfg.get("gate") or {}
     mins = {}
