@@ -93,11 +93,18 @@ def test_mistyped_key_gets_did_you_mean(skilleval_cli) -> None:  # noqa: ANN001
     r = skilleval_cli.run("+experiment=trigger_eval", "trigger.run=3", check=2)
     assert "did you mean trigger.runs?" in r.stderr and "+trigger.run" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
-    # the "+key" route Hydra used to suggest is refused too, instead of silently ignored
-    r = skilleval_cli.run("+experiment=trigger_eval", "+trigger.run=3", check=2)
-    assert "did you mean trigger.runs?" in r.stderr
-    r = skilleval_cli.run("+experiment=trigger_eval", "gate.min_recal=0.5", check=2)
-    assert "did you mean gate.min_recall?" in r.stderr
+    # the "+key" route Hydra used to suggest is refused too, instead of silently ignored;
+    # plugin parameters, reporters' fields and top-level keys are checked the same way
+    from skilleval.errors import UserError
+    from skilleval.strict import check_overrides
+
+    for arg, hint in [("+trigger.run=3", "trigger.runs"), ("gate.min_recal=0.5", "gate.min_recall"),
+                      ("backend.latncy_ms=5", "backend.latency_ms"), ("skil=x", "skill"),
+                      ("reporter.junit.filenme=x", "reporter.junit.filename")]:
+        with pytest.raises(UserError, match=f"did you mean {hint}\\?"):
+            check_overrides(["+experiment=trigger_eval", arg])
+    check_overrides(["+experiment=trigger_eval", "trigger.runs=3", "gate.on=lower", "seed=1",
+                     "backend=stub", "backend.latency_ms=5", "hydra.run.dir=x", "-m"])
 
 
 def test_version_lists_plugins(skilleval_cli) -> None:  # noqa: ANN001
