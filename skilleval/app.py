@@ -54,7 +54,8 @@ class JobContext:
     output_dir: Path
     backend: Backend
     budget: Budget | None
-    console: Console = field(default_factory=lambda: Console(stderr=True))
+    # soft_wrap: status lines stay whole in CI logs and pipes (no wrapping at 80 columns)
+    console: Console = field(default_factory=lambda: Console(stderr=True, soft_wrap=True))
     out: Console = field(default_factory=Console)
     overrides: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
