@@ -56,6 +56,10 @@ class Optimizer:
         self.distractors = job.load_distractors()
         self.splitter_name = str(job.cfg.splitter.get("name"))
         self.split: Split = job.build("splitter", job.cfg.splitter).split(self.cases)
+        from skilleval.evalsets.cli import warn_before_run  # incl. near-duplicates across splits
+
+        warn_before_run(job, self.skill, self.cases, splits={
+            c.id: name for name in ("train", "validation", "test") for c in getattr(self.split, name)})
         self.proposer = job.build("proposer", job.cfg.proposer)
         self.runner: TrialRunner = job.new_runner()
         self.by_id = {c.id: c for c in self.cases}

@@ -58,6 +58,9 @@ def run_trigger_eval(job: "JobContext") -> int:
     skill = job.load_skill()
     cases = job.load_cases(skill)
     distractors = job.load_distractors()
+    from skilleval.evalsets.cli import warn_before_run  # check-evals as warnings, no calls
+
+    warn_before_run(job, skill, cases)
     runner = job.new_runner()
     settings = runner.settings
     job.console.print(
