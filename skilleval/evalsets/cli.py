@@ -132,11 +132,12 @@ def review_evals_main(argv: list[str]) -> int:
     p.add_argument("path", help="an eval set file, or a skill folder")
     p.add_argument("--skill", help="the skill folder (default: the folder the set lives in)")
     p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
+    p.add_argument("--save-to", help="write the saved set here (default: the reviewed file)")
     p.add_argument("--backup-dir", help="where backups go (default: $SKILLEVAL_BACKUPS or <store>/_backups)")
     p.add_argument("--no-open", action="store_true", help="do not open a browser")
     args = p.parse_args(argv)
     if not 0 <= args.port <= 65535:
         raise UserError(f"--port must be 0-65535, got {args.port}")
-    return serve_review(args.path, skill=args.skill, port=args.port,
+    return serve_review(args.path, skill=args.skill, port=args.port, save_to=args.save_to,
                         backup_dir=Path(args.backup_dir).expanduser() if args.backup_dir else None,
                         open_browser=not args.no_open)

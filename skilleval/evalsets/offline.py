@@ -28,7 +28,7 @@ from typing import Any, Iterator, Sequence
 from skilleval.domain import Skill
 from skilleval.evalsets.similar import is_near, normalise
 from skilleval.evalsets.text import (NOT_HEADING, USE_HEADING, Clause, Span, body_spans, content_stems,
-                                     scope_clauses)
+                                     scope_clauses, skill_spans)
 
 _FORMAT = re.compile(r"(?<![\w/])\.?(csv|tsv|xlsx|xlsm|xls|pdf|pptx|docx|json|jsonl|yaml|yml|md|txt|"
                      r"html|xml|sql|py|js|ts|ipynb|log|png|svg|zip|toml|ini|parquet)\b", re.I)
@@ -141,9 +141,11 @@ def _positive_units(skill: Skill) -> list[tuple[str, str, str]]:
 
 
 def _nearest_span(text: str, skill: Skill) -> str:
-    """Our SKILL.md sentence sharing most content words with `text` ("" if none shares any)."""
+    """Our SKILL.md sentence sharing most content words with `text`; with none shared, the
+    description's first sentence (the definition the query falls outside of)."""
     want = content_stems(text)
-    best, score = "", 0
+    first = skill_spans(skill)[:1]
+    best, score = (first[0].text if first else ""), 0
     for s in [*scope_clauses(skill), *body_spans(skill.body)]:
         sentence = s.span if isinstance(s, Clause) else s.text
         overlap = len(want & content_stems(sentence))
