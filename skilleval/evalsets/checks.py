@@ -67,7 +67,7 @@ def balance_finding(rows: Sequence[dict[str, Any]]) -> Finding:
     pos = sum(1 for r in rows if r["should_trigger"])
     neg = len(rows) - pos
     share = min(pos, neg) / len(rows) if rows else 0.0
-    msg = f"balance: {pos} should trigger / {neg} should not ({pos / max(1, len(rows)):.0%} positive)"
+    msg = f"{pos} should trigger / {neg} should not ({pos / max(1, len(rows)):.0%} positive)"
     if pos == 0 or neg == 0:
         return Finding("balance", msg + "; one class is missing, so recall or precision is undefined")
     if share < MIN_SHARE:
