@@ -102,8 +102,8 @@ def print_findings(out: Console, report: "Report") -> None:
         out.print(f"[{style}]{f.level}[/{style}] {escape(f.kind)}: {escape(f.message)}")
 
 
-def warn_before_run(job: "JobContext", skill: "Skill", cases: Sequence["TriggerCase"],
-                    splits: dict[str, str] | None = None) -> None:
+def warn_before_run(job: "JobContext", skill: "Skill", cases: Sequence["TriggerCase"], *,
+                    runs: int, threshold: float, splits: dict[str, str] | None = None) -> None:
     """check-evals as warnings before a run (never fatal; costs no backend call)."""
     from skilleval.evalsets.checks import check_rows
     from skilleval.evalsets.power import power_statement
@@ -112,12 +112,12 @@ def warn_before_run(job: "JobContext", skill: "Skill", cases: Sequence["TriggerC
                                   for c in cases]
     groups = [splits.get(c.id, "?") for c in cases] if splits else None
     report = check_rows(rows, skill_name=skill.name, store_root=job.store.root, splits=groups,
-                        trigger_threshold=float(job.cfg.trigger.threshold))
+                        trigger_threshold=threshold)
     for f in report.warnings:
         job.console.print(f"[yellow]eval set warning[/yellow] {escape(f.kind)}: {escape(f.message)}")
     if report.warnings:
         job.console.print("[dim]details: skilleval check-evals PATH --skill SKILL[/dim]")
-    lines = power_statement(len(rows), int(job.cfg.trigger.runs)).lines()
+    lines = power_statement(len(rows), runs).lines()
     for line in lines[1:3] if lines[2].startswith("  with") else lines[1:2]:
         job.console.print(f"[dim]eval set power: {escape(line.strip())}[/dim]")
 

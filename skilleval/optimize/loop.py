@@ -56,10 +56,6 @@ class Optimizer:
         self.distractors = job.load_distractors()
         self.splitter_name = str(job.cfg.splitter.get("name"))
         self.split: Split = job.build("splitter", job.cfg.splitter).split(self.cases)
-        from skilleval.evalsets.cli import warn_before_run  # incl. near-duplicates across splits
-
-        warn_before_run(job, self.skill, self.cases, splits={
-            c.id: name for name in ("train", "validation", "test") for c in getattr(self.split, name)})
         self.proposer = job.build("proposer", job.cfg.proposer)
         self.runner: TrialRunner = job.new_runner()
         self.by_id = {c.id: c for c in self.cases}
@@ -93,6 +89,11 @@ class Optimizer:
             return None
 
     def print_plan(self) -> None:
+        from skilleval.evalsets.cli import warn_before_run  # incl. near-duplicates across splits
+
+        warn_before_run(self.job, self.skill, self.cases, runs=self.runner.settings.runs,
+                        threshold=self.runner.settings.threshold, splits={
+            c.id: name for name in ("train", "validation", "test") for c in getattr(self.split, name)})
         p, s, b = self.plan, self.split, self.job.budget
         runs = max_runs(self.runner.settings)
         per_call = self._cost_per_trial()
