@@ -66,8 +66,18 @@ class DraftSettings:
         return cls(n, pos, drafter, overwrite, attempts)
 
 
-def target_path(skill: Skill, overwrite: bool) -> tuple[Path, Path | None]:
-    """(where to write, the existing set it replaces or None)."""
+def _bundled(skill: Skill) -> bool:
+    from importlib import resources
+
+    root = Path(str(resources.files("skilleval.examples"))).resolve()
+    return root in skill.path.resolve().parents
+
+
+def target_path(skill: Skill, overwrite: bool, output_dir: Path) -> tuple[Path, Path | None]:
+    """(where to write, the existing set it replaces or None). A bundled example is never
+    written to (it may live in site-packages): its draft goes to the run's output folder."""
+    if _bundled(skill):
+        return output_dir / DRAFT_NAME, None
     existing = existing_set(skill.path)
     evals = skill.path / "evals"
     if existing is None:
@@ -95,7 +105,7 @@ def competitors(job: "JobContext", skill: Skill) -> list[Skill]:
 def run_draft_evals(job: "JobContext") -> int:
     settings = DraftSettings.from_cfg(job.cfg.get("draft"))
     skill = job.load_skill()
-    target, replaced = target_path(skill, settings.overwrite)
+    target, replaced = target_path(skill, settings.overwrite, job.output_dir)
     comps = competitors(job, skill)
     drafter = settings.drafter
     if drafter == "auto":

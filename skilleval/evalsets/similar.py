@@ -5,8 +5,9 @@ rapidfuzz's ``ratio`` (normalised Indel distance) or ``token_sort_ratio`` (the s
 sorting words, so reordered phrasings match). Why rapidfuzz rather than character n-gram
 Jaccard: an eval query is short, and one typo removes three trigrams out of a few dozen
 (Jaccard drops sharply) while an edit distance moves by one character; reordered words need
-the token variant; and the C++ implementation compares all pairs of a few thousand queries
-in well under a second.
+the token variant; and the C++ implementation is about 10x faster than a pure-Python
+trigram Jaccard on all pairs (``benchmarks/evalset_similarity.py`` measures both, and the
+score each gives one transposed letter: 98 against 86 on a 50-character query).
 """
 from __future__ import annotations
 
@@ -53,17 +54,17 @@ def similar_pairs(queries: Sequence[str], threshold: float = DEFAULT_THRESHOLD,
     norm = [normalise(q) for q in queries]
     if len(norm) < 2:
         return []
-    scores = cdist(norm, norm, scorer=fuzz.ratio, score_cutoff=threshold)
-    tokens = cdist(norm, norm, scorer=fuzz.token_sort_ratio, score_cutoff=threshold)
+    import numpy as np
+
+    best = np.maximum(cdist(norm, norm, scorer=fuzz.ratio, score_cutoff=threshold),
+                      cdist(norm, norm, scorer=fuzz.token_sort_ratio, score_cutoff=threshold))
     out = []
-    for i in range(len(norm)):
-        for j in range(i + 1, len(norm)):
-            if groups is not None and groups[i] == groups[j]:
-                continue
-            same = norm[i] == norm[j]
-            score = 100.0 if same else float(max(scores[i][j], tokens[i][j]))
-            if same or score >= threshold:
-                out.append(Pair(i, j, score, queries[i].strip() == queries[j].strip(), same))
+    for i, j in np.argwhere(np.triu(best >= threshold, k=1)).tolist():
+        if groups is not None and groups[i] == groups[j]:
+            continue
+        same = norm[i] == norm[j]
+        out.append(Pair(i, j, 100.0 if same else float(best[i, j]),
+                        queries[i].strip() == queries[j].strip(), same))
     return out
 
 
