@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from skilleval.errors import UserError
+from skilleval.evalsets.text import term
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
@@ -83,14 +84,14 @@ def check_evals_main(argv: list[str]) -> int:
                          indent=2, ensure_ascii=False))
     else:
         out = Console(highlight=False)
-        out.print(f"[bold]check-evals[/bold] {escape(str(path))}: {len(rows)} queries"
-                  + (f", skill {escape(skill.name)}" if skill else ""))
+        out.print(f"[bold]check-evals[/bold] {term(str(path))}: {len(rows)} queries"
+                  + (f", skill {term(skill.name)}" if skill else ""))
         print_findings(out, report)
         if cov:
             gaps = [c for c in cov if not c.queries]
             out.print(f"coverage: {len(cov) - len(gaps)}/{len(cov)} clauses exercised")
             for c in gaps:
-                out.print(f"  uncovered ({c.clause.polarity}): {escape(c.clause.text[:100])}")
+                out.print(f"  uncovered ({c.clause.polarity}): {term(c.clause.text[:100])}")
         for line in power.lines():
             out.print(escape(line))
     return 1 if report.warnings else 0
@@ -99,7 +100,7 @@ def check_evals_main(argv: list[str]) -> int:
 def print_findings(out: Console, report: "Report") -> None:
     for f in report.findings:
         style = "yellow" if f.level == "warning" else "dim"
-        out.print(f"[{style}]{f.level}[/{style}] {escape(f.kind)}: {escape(f.message)}")
+        out.print(f"[{style}]{f.level}[/{style}] {term(f.kind)}: {term(f.message)}")
 
 
 def warn_before_run(job: "JobContext", skill: "Skill", cases: Sequence["TriggerCase"], *,
@@ -114,7 +115,7 @@ def warn_before_run(job: "JobContext", skill: "Skill", cases: Sequence["TriggerC
     report = check_rows(rows, skill_name=skill.name, store_root=job.store.root, splits=groups,
                         trigger_threshold=threshold)
     for f in report.warnings:
-        job.console.print(f"[yellow]eval set warning[/yellow] {escape(f.kind)}: {escape(f.message)}")
+        job.console.print(f"[yellow]eval set warning[/yellow] {term(f.kind)}: {term(f.message)}")
     if report.warnings:
         job.console.print("[dim]details: skilleval check-evals PATH --skill SKILL[/dim]")
     lines = power_statement(len(rows), runs).lines()

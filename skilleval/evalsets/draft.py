@@ -26,6 +26,7 @@ from skilleval.domain import Skill
 from skilleval.errors import UserError
 from skilleval.evalsets.coverage import coverage
 from skilleval.evalsets.evalset import backup, contained, existing_set, validate_rows, write_rows
+from skilleval.evalsets.text import term
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
@@ -146,14 +147,14 @@ def _print(job: "JobContext", skill: Skill, rows: list[dict[str, Any]], target: 
            saved: Path | None, cov: list[Any], notes: list[str]) -> None:
     pos = sum(r["should_trigger"] for r in rows)
     for note in notes:
-        job.console.print(f"[dim]note: {escape(note)}[/dim]")
+        job.console.print(f"[dim]note: {term(note)}[/dim]")
     if saved is not None:
         job.console.print(f"backup of the replaced set: {escape(str(saved))}")
     uncovered = [c for c in cov if not c.queries]
     if uncovered:
         table = Table("polarity", "clause with no query", title="coverage gaps", title_justify="left")
         for c in uncovered:
-            table.add_row(c.clause.polarity, escape(c.clause.text[:100]))
+            table.add_row(c.clause.polarity, term(c.clause.text[:100]))
         job.console.print(table)
     job.console.print(f"coverage: {len(cov) - len(uncovered)}/{len(cov)} clauses of the description "
                       "and scope statements exercised")

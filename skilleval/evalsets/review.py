@@ -29,7 +29,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from skilleval.domain import Skill
 from skilleval.errors import SkillevalError, UserError
 from skilleval.evalsets.coverage import coverage, query_clauses
-from skilleval.evalsets.evalset import (backup, default_backup_dir, read_rows, resolve_set_path,
+from skilleval.evalsets.evalset import (backup, contained, default_backup_dir, read_rows, resolve_set_path,
                                         validate_rows, write_rows)
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -163,6 +163,8 @@ def build_state(path: str | Path, *, skill: str | None = None, save_to: str | No
     bdir = (backup_dir or default_backup_dir()).resolve()
     if sk is not None and (bdir == sk.path.resolve() or sk.path.resolve() in bdir.parents):
         raise UserError(f"backup folder {bdir} is inside the skill folder {sk.path}; choose another")
+    if sk is not None and sk.path.resolve() in set_path.absolute().parents:
+        contained(set_path, sk.path)  # a symlinked set in a hostile skill must not redirect writes
     save_path = Path(save_to).expanduser() if save_to else set_path
     return ReviewState(set_path.resolve(), save_path.resolve(), sk, bdir, secrets.token_urlsafe(24),
                        threading.Lock())

@@ -206,3 +206,17 @@ def names_skill(query: str, name: str) -> bool:
     if len(parts) >= 2:
         return f" {' '.join(parts)} " in q or f" {''.join(parts)} " in q
     return bool(parts) and (f" {parts[0]} skill " in q or f" skill {parts[0]} " in q)
+
+
+def term(text: str) -> str:
+    """`text` safe for a terminal line through rich: markup escaped, whitespace runs folded
+    to one space, other control and format characters (ESC sequences, bidi overrides) shown
+    as ``\\uXXXX`` instead of acting on the terminal. Queries and SKILL.md are hostile data."""
+    import unicodedata
+
+    from rich.markup import escape
+
+    out = []
+    for ch in " ".join(text.split()):
+        out.append(f"\\u{ord(ch):04x}" if unicodedata.category(ch) in ("Cc", "Cf") else ch)
+    return escape("".join(out))

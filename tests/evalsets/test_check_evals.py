@@ -145,3 +145,15 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, skilleval_cli, args, wo
     assert len(proc.stderr.strip().splitlines()) == 1
     proc = skilleval_cli.run("check-evals", str(bad))
     assert proc.returncode == 2 and "entry 0: 'should_trigger' must be true or false" in proc.stderr
+
+
+def test_hostile_queries_cannot_drive_the_terminal(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN001
+    evil = "dedupe \x1b[2J\x1b[31mcontacts.csv [bold red]now[/bold red] \u202eplease"
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps([{"query": evil, "should_trigger": True},
+                                {"query": evil.upper(), "should_trigger": False}]))
+    proc = skilleval_cli.run("check-evals", str(path))
+    assert proc.returncode == 1
+    assert "\x1b" not in proc.stdout and "\u202e" not in proc.stdout
+    assert "[2J" in proc.stdout and "[bold red]now[/bold red]" in proc.stdout  # shown, inert
+    assert "with opposite should_trigger labels" in proc.stdout
