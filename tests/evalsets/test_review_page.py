@@ -141,3 +141,18 @@ def test_writes_need_the_page_token_and_a_loopback_host(served) -> None:  # noqa
     assert "script-src 'self'" in page.headers["content-security-policy"]
     assert "<script>" not in page.text.split('id="review-data">')[1].split("</script>")[0]
     assert set_path.read_bytes() == on_disk
+
+
+def test_review_bad_input_exits_2_before_serving(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN001
+    skill = tmp_path / "s"
+    shutil.copytree(REPO / "experiments" / "csv-tidy", skill)
+    shutil.rmtree(skill / "evals")
+    proc = skilleval_cli.run("review-evals", str(skill), "--no-open", timeout=60)
+    assert proc.returncode == 2 and "no eval set found" in proc.stderr
+    (skill / "evals").mkdir()
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text('[{"query": "q", "should_trigger": true}]')
+    (skill / "evals" / "trigger_eval.json").symlink_to(outside)
+    proc = skilleval_cli.run("review-evals", str(skill), "--no-open", timeout=60)
+    assert proc.returncode == 2 and "resolves outside the skill folder" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
