@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from skilleval.domain import Skill
-from skilleval.errors import UserError
+from skilleval.errors import BudgetExhausted, SkillevalError, UserError
 from skilleval.evalsets.coverage import coverage
 from skilleval.evalsets.evalset import backup, contained, existing_set, validate_rows, write_rows
 from skilleval.evalsets.text import term
@@ -32,6 +32,12 @@ if TYPE_CHECKING:
     from skilleval.app import JobContext
 
 DRAFT_NAME = "trigger_eval.draft.json"
+
+
+class DraftBudgetStop(SkillevalError):
+    """The budget ran out mid-draft: a partial set is not written (exit 4, budget stop)."""
+
+    exit_code = 4
 DRAFTERS = ("auto", "llm", "offline")
 
 
@@ -119,8 +125,12 @@ def run_draft_evals(job: "JobContext") -> int:
     if drafter == "llm":
         from skilleval.evalsets.llm import draft_llm
 
-        drafting = job.run(draft_llm(skill, comps, settings.n, settings.positives, job.backend,
-                                     max_attempts=settings.max_attempts, budget=job.budget))
+        try:
+            drafting = job.run(draft_llm(skill, comps, settings.n, settings.positives, job.backend,
+                                         max_attempts=settings.max_attempts, budget=job.budget))
+        except BudgetExhausted as exc:
+            raise DraftBudgetStop(f"draft_evals stopped by the budget before the set was complete "
+                                  f"({exc}); nothing was written") from None
         rows, notes = drafting.rows, drafting.notes
         job.summary.update(calls_made=drafting.calls, cost_usd=drafting.cost_usd)
         (job.output_dir / "draft_log.json").write_text(json.dumps(drafting.log, indent=2, ensure_ascii=False))
