@@ -191,13 +191,6 @@ def test_llm_drafter_against_serve_sim(tmp_path: Path, skilleval_cli, sim) -> No
 def test_budget_stop_writes_nothing_and_exits_4(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN001
     skill = fresh_skill(tmp_path)
     proc = skilleval_cli.run("+experiment=draft_evals", f"skill={skill}", "draft.drafter=llm",
-                             "budget.max_calls=1", "draft.max_attempts=3", "progress=false")
-    # one request cannot finish when the first answer is refused; either way nothing half-done lands
-    if proc.returncode == 0:
-        assert len(json.loads((skill / "evals" / "trigger_eval.json").read_text())) == 20
-    else:
-        assert proc.returncode == 4 and "nothing was written" in proc.stderr
-        assert not (skill / "evals").exists()
-    proc = skilleval_cli.run("+experiment=draft_evals", f"skill={fresh_skill(tmp_path / 'b')}",
-                             "draft.drafter=llm", "budget.max_calls=0", "progress=false")
+                             "budget.max_calls=0", "progress=false")
     assert proc.returncode == 4 and "stopped by the budget" in proc.stderr
+    assert "nothing was written" in proc.stderr and not (skill / "evals").exists()
