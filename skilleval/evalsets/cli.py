@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, Sequence
 
@@ -17,6 +18,9 @@ if TYPE_CHECKING:
     from skilleval.app import JobContext
     from skilleval.domain import Skill, TriggerCase
     from skilleval.evalsets.checks import Report
+
+
+SHOWN_BEFORE_RUN = 8
 
 
 class _Parser(argparse.ArgumentParser):
@@ -114,9 +118,14 @@ def warn_before_run(job: "JobContext", skill: "Skill", cases: Sequence["TriggerC
     groups = [splits.get(c.id, "?") for c in cases] if splits else None
     report = check_rows(rows, skill_name=skill.name, store_root=job.store.root, splits=groups,
                         trigger_threshold=threshold)
-    for f in report.warnings:
+    warnings = report.warnings
+    for f in warnings[:SHOWN_BEFORE_RUN]:
         job.console.print(f"[yellow]eval set warning[/yellow] {term(f.kind)}: {term(f.message)}")
-    if report.warnings:
+    if len(warnings) > SHOWN_BEFORE_RUN:  # a pathological set must not flood the run's log
+        rest = Counter(f.kind for f in warnings[SHOWN_BEFORE_RUN:])
+        job.console.print(f"[yellow]eval set warning[/yellow] … and {len(warnings) - SHOWN_BEFORE_RUN} more ("
+                          + ", ".join(f"{n} {k}" for k, n in rest.most_common()) + ")")
+    if warnings:
         job.console.print("[dim]details: skilleval check-evals PATH --skill SKILL[/dim]")
     lines = power_statement(len(rows), runs).lines()
     for line in lines[1:3] if lines[2].startswith("  with") else lines[1:2]:

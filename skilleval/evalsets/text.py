@@ -34,6 +34,8 @@ NOT_LEAD = re.compile(
 NOT_HEADING = re.compile(r"\b(when not|not for|out of scope|do not use|don't use|non-goals)\b", re.I)
 USE_HEADING = re.compile(r"\b(when (?:this|it) applies|when to use|use (?:it |this )?(?:when|for)|"
                          r"applies|triggers?|use cases?|scope)\b", re.I)
+_ITEM_LEAD = re.compile(r"^(?:the user\s+)?(?:only\s+)?(?:wants|needs|asks(?: for| how| to)?|has|says)\s+"
+                        r"(?:to\s+)?", re.I)
 _STRIP_LEAD = re.compile(
     r"^.*?\b(?:do not use (?:this |it )?(?:skill )?(?:for|when|to|on)?|don't use (?:this |it )?"
     r"(?:skill )?(?:for|when)?|not (?:meant |intended )?for|use (?:this|it)?\s*(?:skill\s*)?"
@@ -146,6 +148,7 @@ def _split_items(rest: str) -> list[str]:
     for item in items:
         item = re.sub(r"^\s*(?:or|and|nor)\s+", "", item.strip()).strip(" .:")
         item = re.sub(r"^(?:for|to)\s+", "", item, flags=re.I)
+        item = _ITEM_LEAD.sub("", item)
         if len(content_stems(item)) >= 1 and len(item) >= 3:
             out.append(item)
     return out
@@ -184,15 +187,27 @@ def scope_clauses(skill: Skill) -> list[Clause]:
             continue
         if pol is None and span.kind != "description":
             continue
-        pol = pol or "use"
-        rest = _STRIP_LEAD.sub("", span.text, count=1) if USE_LEAD.search(span.text) or \
-            NOT_LEAD.search(span.text) else span.text
-        for item in _split_items(rest) or [span.text]:
-            key = (item.lower(), pol)
-            if key not in seen:
-                seen.add(key)
-                out.append(Clause(item, pol, span.text))
+        for part_pol, part in _polar_parts(span.text, pol or "use"):
+            rest = _STRIP_LEAD.sub("", part, count=1) if USE_LEAD.search(part) or \
+                NOT_LEAD.search(part) else part
+            for item in _split_items(rest) or [part.strip(" ,.;")]:
+                item_pol = part_pol
+                if m := re.match(r"(?:but\s+)?not\s+", item, re.I):  # "..., not a text changelog"
+                    item_pol, item = "not", item[m.end():]
+                key = (item.lower(), item_pol)
+                if item and key not in seen:
+                    seen.add(key)
+                    out.append(Clause(item, item_pol, span.text))
     return out
+
+
+def _polar_parts(sentence: str, pol: str) -> list[tuple[str, str]]:
+    """A sentence that says what the skill is for and then what it is not for ("Use for X,
+    but not for Y") split into its 'use' and 'not' parts; otherwise the whole sentence."""
+    use, neg = USE_LEAD.search(sentence), NOT_LEAD.search(sentence)
+    if use and neg and use.start() < neg.start():
+        return [("use", sentence[:neg.start()]), ("not", sentence[neg.start():])]
+    return [(pol, sentence)]
 
 
 def names_skill(query: str, name: str) -> bool:

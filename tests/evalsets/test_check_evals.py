@@ -157,3 +157,15 @@ def test_hostile_queries_cannot_drive_the_terminal(tmp_path: Path, skilleval_cli
     assert "\x1b" not in proc.stdout and "\u202e" not in proc.stdout
     assert "[2J" in proc.stdout and "[bold red]now[/bold red]" in proc.stdout  # shown, inert
     assert "with opposite should_trigger labels" in proc.stdout
+
+
+def test_warnings_before_a_run_are_capped(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN001
+    """150 near-identical queries give hundreds of pairs; the run's log shows a few and a count
+    (a flood on stderr could fill a pipe nobody reads and stall the run)."""
+    cases = tmp_path / "many.jsonl"
+    cases.write_text("".join(json.dumps({"query": f"request {i}: please dedupe csv rows", "should_trigger": i % 2 == 0})
+                             + "\n" for i in range(150)))
+    proc = skilleval_cli.run("+experiment=trigger_eval", f"skill={SKILL}", f"cases={cases}", "trigger.runs=1",
+                             "progress=false", check=0)
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("eval set warning")]
+    assert len(lines) == 9 and re.search(r"… and \d+ more \(\d+ near-duplicate\)", lines[-1])

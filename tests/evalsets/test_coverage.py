@@ -49,3 +49,15 @@ def test_bundled_example_is_drafted_into_the_run_folder(skilleval_cli) -> None: 
     assert sorted(p.name for p in evals.iterdir()) == before
     drafts = list(skilleval_cli.outputs.rglob("trigger_eval.draft.json"))
     assert len(drafts) == 1 and len(json.loads(drafts[0].read_text())) == 6
+
+
+def test_a_use_then_not_sentence_splits_into_both_polarities() -> None:
+    from skilleval.domain import Skill
+
+    skill = Skill("log-digest", "Summarise logs. Use for server logs and stack traces, but not for "
+                  "application metrics or dashboards.", "", Path("."), {})
+    got = [(c.polarity, c.text) for c in scope_clauses(skill)]
+    assert got == [("use", "Summarise logs"), ("use", "server logs and stack traces"),
+                   ("not", "application metrics or dashboards")]
+    slides = load_skill(REPO / "experiments/distractors/release-notes-slides")
+    assert ("not", "a text changelog file") in [(c.polarity, c.text) for c in scope_clauses(slides)]
