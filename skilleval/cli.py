@@ -38,6 +38,8 @@ def _optional_verbs() -> dict[str, Callable[[list[str]], int]]:
 
     out["serve-sim"] = lazy("skilleval.sim.server", "serve_sim_main")
     out["import"] = lazy("skilleval.functional.importer", "import_main")
+    out["view"] = lazy("skilleval.viewer.cli", "view_main")
+    out["report"] = lazy("skilleval.viewer.cli", "report_main")
     return out
 
 

@@ -49,6 +49,7 @@ class BatchRunner:
 
     async def run_trial(self, trial: Trial) -> TrialResult:
         from skilleval.backends.anthropic_api import _Turns, _skill_name
+        from skilleval.excerpt import block_summary
 
         start = time.perf_counter()
         retries = 0
@@ -75,7 +76,8 @@ class BatchRunner:
             kind = result.get("type")
             if kind == "succeeded":
                 message = result["message"]
-                turns = _Turns(tokens=tokens_from_usage(message.get("usage")), decided=True)
+                turns = _Turns(tokens=tokens_from_usage(message.get("usage")), decided=True,
+                               said=[block_summary(b) for b in message.get("content", [])[:8]])
                 calls = [b for b in message.get("content", []) if b.get("type") == "tool_use"]
                 for i, block in enumerate(calls):
                     if block.get("name") == "Skill":
