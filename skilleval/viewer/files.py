@@ -71,11 +71,12 @@ def tree(folder: Path, roots: Iterable[Path]) -> list[str]:
 
 
 def _decode(data: bytes) -> tuple[str, str | None]:
-    """Text and the encoding used; non-UTF-8 bytes shown as replacement characters."""
+    """Text and the encoding used: UTF-8, else Windows-1252 (what legacy exports use), with
+    replacement characters for bytes it does not define."""
     try:
         return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
-        return data.decode("utf-8", "replace"), None
+        return data.decode("cp1252", "replace"), "not UTF-8; shown as Windows-1252"
 
 
 def _is_binary(data: bytes) -> bool:
@@ -106,7 +107,7 @@ def describe(path: Path, rel: str, *, url: str | None, inline_binary: bool) -> d
         text, enc = _decode(data)
         truncated = size > len(data) or len(text) > TEXT_MAX
         text = text[:TEXT_MAX]
-        d.update(encoding=enc or "not UTF-8 (shown with replacement characters)", truncated=truncated)
+        d.update(encoding=enc, truncated=truncated)
         if ext in (".csv", ".tsv"):
             return {**d, **_table(text, "\t" if ext == ".tsv" else ",")}
         if ext == ".json":

@@ -151,7 +151,7 @@ class Queries:
             return None
         con = self._con()
         try:
-            got = con.execute("SELECT run_id FROM runs ORDER BY run_id DESC LIMIT 1").fetchone()
+            got = con.execute("SELECT run_id FROM runs ORDER BY ts DESC, run_id DESC LIMIT 1").fetchone()
             return got[0] if got else None
         finally:
             con.close()
