@@ -84,7 +84,7 @@ def add_hostile_trial(store: Path, run_id: str) -> None:
     w.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def viewer_env(tmp_path_factory: pytest.TempPathFactory, make_skilleval_cli: Any) -> ViewerEnv:
     """Real runs into one store: a sweep, trigger_opt, functional_eval, a hostile trigger_eval."""
     root = tmp_path_factory.mktemp("viewer")

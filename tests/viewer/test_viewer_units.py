@@ -1,0 +1,110 @@
+"""Fast checks of the viewer's parts: excerpts, containment, feedback.json, script JSON."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from skilleval.excerpt import MAX_CHARS, excerpt_of_blocks, make_excerpt
+from skilleval.viewer import feedback
+from skilleval.viewer.files import Refused, contained, describe, tree
+from skilleval.viewer.render import script_json, static_page
+
+
+def test_excerpt_is_bounded_and_secret_free(monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "s3cr3t-value-from-env-0123456789"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
+    text = make_excerpt(["I will use the key " + secret, "sk-ant-api03-ABCDEFGHIJKLMNOP", "x" * 5000])
+    assert text is not None and len(text) <= MAX_CHARS
+    assert secret not in text and "sk-ant-api03-ABC" not in text and "[redacted]" in text
+    # a key cut at the boundary leaks nothing either: redaction happens before truncation
+    cut = make_excerpt(["y" * (MAX_CHARS - 12) + " sk-ant-api03-" + "Q" * 40])
+    assert "sk-ant" not in cut and "QQQQ" not in cut
+    assert make_excerpt(["a\x1b[31mb\x00c\u202e"]) == "a [31mb c"
+    assert make_excerpt([]) is None
+    got = excerpt_of_blocks([{"type": "text", "text": "Let me look."},
+                             {"type": "tool_use", "name": "Skill", "input": {"skill": "csv-tidy"}}])
+    assert got == 'Let me look. | → Skill({"skill": "csv-tidy"})'
+
+
+def test_trials_keep_an_excerpt(skilleval_cli) -> None:
+    skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=1", check=0)
+    rows = json.loads(skilleval_cli.run("sql", "select outcome, fired, excerpt from trials", "--format", "json",
+                                        check=0).stdout)
+    assert rows and all(r["excerpt"] and len(r["excerpt"]) <= MAX_CHARS for r in rows)
+    fired = [r for r in rows if r["fired"]]
+    assert all(r["fired"] in r["excerpt"] for r in fired)
+
+
+def test_containment_refuses_traversal_absolute_and_outside_symlinks(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "ok.txt").write_text("ok")
+    (tmp_path / "secret.txt").write_text("secret")
+    os.symlink(tmp_path / "secret.txt", root / "a" / "out-link")
+    os.symlink(root / "a" / "b" / "ok.txt", root / "a" / "in-link")
+    assert contained([root], "a/b/ok.txt") == (root / "a" / "b" / "ok.txt").resolve()
+    assert contained([root], "a/in-link").name == "ok.txt"
+    for bad in ("../secret.txt", "a/../../secret.txt", "/etc/passwd", "a/out-link", "", "a/\x00b", "C:/x",
+                "\\etc\\passwd", "a\\..\\..\\secret.txt"):
+        with pytest.raises(Refused):
+            contained([root], bad)
+    assert tree(root / "a", [root]) == ["b/ok.txt", "in-link"]
+
+
+def test_describe_kinds(tmp_path: Path) -> None:
+    (tmp_path / "t.tsv").write_text("a\tb\n1\t2\n")
+    (tmp_path / "j.json").write_text('{"b":1,"a":"\u05e9"}')
+    (tmp_path / "x.bin").write_bytes(b"\x00\x01")
+    (tmp_path / "p.pdf").write_bytes(b"%PDF-1.4 not really")
+    kinds = {p.name: describe(p, p.name, url=None, inline_binary=True) for p in tmp_path.iterdir()}
+    assert kinds["t.tsv"]["kind"] == "table" and kinds["t.tsv"]["rows"] == [["a", "b"], ["1", "2"]]
+    assert kinds["j.json"]["kind"] == "json" and "\u05e9" in kinds["j.json"]["text"]
+    assert kinds["x.bin"]["kind"] == "binary" and kinds["x.bin"]["data_uri"].startswith("data:application/octet-stream")
+    assert kinds["p.pdf"]["kind"] == "pdf"
+
+
+def test_xlsx_renders_as_table(tmp_path: Path) -> None:
+    openpyxl = pytest.importorskip("openpyxl", reason="the xlsx extra is part of the test extra")
+    wb = openpyxl.Workbook()
+    wb.active.append(["name", "n"])
+    wb.active.append(["<b>x</b>", 3])
+    wb.save(tmp_path / "s.xlsx")
+    d = describe(tmp_path / "s.xlsx", "s.xlsx", url=None, inline_binary=True)
+    assert d["kind"] == "sheets" and d["sheets"][0]["rows"] == [["name", "n"], ["<b>x</b>", "3"]]
+
+
+def test_feedback_json_in_skill_creator_format(tmp_path: Path) -> None:
+    feedback.save(tmp_path, "eval-0-with_skill-run-1", "header row duplicated")
+    feedback.save(tmp_path, "eval-0-without_skill-run-1", "")
+    data = json.loads((tmp_path / "feedback.json").read_text())
+    assert data["status"] == "in_progress"
+    assert [r["run_id"] for r in data["reviews"]] == ["eval-0-with_skill-run-1"]
+    assert data["reviews"][0]["timestamp"].endswith("Z")
+    feedback.submit(tmp_path, ["eval-0-with_skill-run-1", "eval-0-without_skill-run-1"])
+    data = json.loads((tmp_path / "feedback.json").read_text())
+    assert data["status"] == "complete"
+    assert [(r["run_id"], r["feedback"]) for r in data["reviews"]] == [
+        ("eval-0-with_skill-run-1", "header row duplicated"), ("eval-0-without_skill-run-1", "")]
+
+
+def test_script_json_cannot_close_its_block() -> None:
+    text = str(script_json({"q": "</script><script>alert(1)</script>\u2028<!--", "n": float("nan")}))
+    assert "<" not in text and ">" not in text and "\u2028" not in text
+    assert json.loads(text) == {"q": "</script><script>alert(1)</script>\u2028<!--", "n": None}
+    page = static_page({"responses": {}, "start": "#/runs"}, title="</title><script>x</script>", subtitle="s")
+    assert "<script>x</script>" not in page and "&lt;/title&gt;" in page
+
+
+def test_view_binds_loopback_only(tmp_path: Path) -> None:
+    from skilleval.store.catalog import Store
+    from skilleval.viewer.api import Api
+    from skilleval.viewer.server import bind
+
+    srv = bind(Api(Store(tmp_path)), 0)
+    try:
+        assert srv.server_address[0] == "127.0.0.1"
+    finally:
+        srv.server_close()
