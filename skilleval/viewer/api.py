@@ -29,7 +29,7 @@ class NotFound(LookupError):
 class Api:
     def __init__(self, store: Store, *, live: bool = True) -> None:
         self.store = store
-        self.q = Queries(store)
+        self.q = Queries(store, keep_connection=not live)
         self.live = live
         self._ws: dict[str, Path] = {}
         self._ws_at = 0.0

@@ -112,7 +112,7 @@ def functional_page(q: Queries, run_id: str, iteration: Path | None, *,
 
 def executions(q: Queries, run_id: str) -> list[dict[str, Any]]:
     """The run's executions so far (live while it runs), without transcripts."""
-    if "executions" not in q.store.tables():
+    if "executions" not in q.tables():
         return []
     return q.table_rows("executions", run_id, order="eval_name, arm, repeat", columns=(
         "ts, key, eval_id, eval_name, arm, role, repeat, status, skill_fired, duration_s, "
@@ -120,7 +120,7 @@ def executions(q: Queries, run_id: str) -> list[dict[str, Any]]:
 
 
 def comparisons(q: Queries, run_id: str) -> list[dict[str, Any]]:
-    if "comparisons" not in q.store.tables():
+    if "comparisons" not in q.tables():
         return []
     got = q.table_rows("comparisons", run_id, order="eval_name, repeat", columns=(
         "eval_id, eval_name, repeat, arm_primary, arm_baseline, winner_arm, order1_winner_arm, "

@@ -35,7 +35,7 @@ def _passed(outs: list[dict[str, Any]]) -> dict[str, bool]:
 
 
 def opt_page(q: Queries, run_id: str) -> dict[str, Any]:
-    if "candidates" not in q.store.tables():
+    if "candidates" not in q.tables():
         return {"iterations": [], "candidates": [], "chart": [], "test": None}
     found = q.table_rows("candidates", run_id, columns="run_key", limit=1)
     if not found:
@@ -45,7 +45,7 @@ def opt_page(q: Queries, run_id: str) -> dict[str, Any]:
                       ORDER BY iteration DESC, ts DESC LIMIT 1""", [run_key])
     queries = {r["case_id"]: r for r in q.sql(
         "SELECT DISTINCT case_id, query, split FROM splits WHERE run_key = ?", [run_key])} \
-        if "splits" in q.store.tables() else {}
+        if "splits" in q.tables() else {}
     if not latest:
         return {"iterations": [], "candidates": [], "chart": [], "test": None}
     state = json.loads(latest[0]["state_json"])

@@ -22,18 +22,10 @@ RUN_ID = re.compile(r"^[A-Za-z0-9._:-]{1,80}$")
 PAGE_MAX = 200
 
 
-def _jsonable(v: Any) -> Any:
-    if hasattr(v, "isoformat"):
-        return v.isoformat()
-    if isinstance(v, float) and v != v:
-        return None
-    return v
-
-
 def rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-    cur = con.execute(sql, list(params))
-    cols = [d[0] for d in cur.description]
-    return [{c: _jsonable(v) for c, v in zip(cols, r)} for r in cur.fetchall()]
+    """Result rows as dicts (via Arrow: a 10,000-row page converts in milliseconds).
+    Timestamps stay datetimes; the JSON writers turn them into strings."""
+    return con.sql(sql, params=list(params) or None).to_arrow_table().to_pylist()
 
 
 def interval(k: int | None, n: int | None, confidence: float = 0.95) -> dict[str, Any]:
@@ -46,11 +38,25 @@ def interval(k: int | None, n: int | None, confidence: float = 0.95) -> dict[str
 class Queries:
     """Read-only questions about one store; one short-lived DuckDB connection per call."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, keep_connection: bool = False) -> None:
         self.store = store
+        self._kept: duckdb.DuckDBPyConnection | None = None
+        self._keep = keep_connection  # one-shot readers (the report) reuse one connection
+        self._tables: list[str] | None = None
+
+    def tables(self) -> list[str]:
+        if self._keep:
+            if self._tables is None:
+                self._tables = self.store.tables()
+            return self._tables
+        return self.store.tables()
 
     def _con(self) -> duckdb.DuckDBPyConnection:
-        return self.store.connect()
+        if not self._keep:
+            return self.store.connect()
+        if self._kept is None:
+            self._kept = self.store.connect()
+        return _Borrowed(self._kept)  # type: ignore[return-value]
 
     def _run_parts(self, table: str, run_ids: Sequence[str]) -> str | None:
         """A read_parquet() over only the given runs' folders of `table` (None: no parts)."""
@@ -73,7 +79,7 @@ class Queries:
              offset: int = 0, limit: int = 50) -> dict[str, Any]:
         limit = max(1, min(PAGE_MAX, int(limit)))
         offset = max(0, int(offset))
-        if "runs" not in self.store.tables():
+        if "runs" not in self.tables():
             return {"rows": [], "total": 0, "offset": offset, "limit": limit, "experiments": []}
         where, params = ["TRUE"], []
         if q:
@@ -87,7 +93,7 @@ class Queries:
         cond = " AND ".join(where)
         con = self._con()
         try:
-            total = con.execute(f"SELECT count(*) FROM runs WHERE {cond}", params).fetchone()[0]
+            total = rows(con, f"SELECT count(*) AS n FROM runs WHERE {cond}", params)[0]["n"]
             page = rows(con, f"""
                 SELECT r.run_id, r.sweep_id, r.job_num, r.experiment, r.status, r.backend, r.model,
                        r.skill, r.ts, r.output_dir, r.overrides, r.calls_made, r.calls_cached,
@@ -96,8 +102,8 @@ class Queries:
                        (SELECT min(ts) FROM runs s WHERE s.run_id = r.run_id) AS started
                 FROM runs r WHERE {cond} ORDER BY r.run_id DESC LIMIT {limit} OFFSET {offset}""",
                 params)
-            experiments = [r[0] for r in con.execute(
-                "SELECT DISTINCT experiment FROM runs ORDER BY 1").fetchall()]
+            experiments = [r["experiment"] for r in rows(
+                con, "SELECT DISTINCT experiment FROM runs ORDER BY 1")]
             self._add_headlines(con, page)
         finally:
             con.close()
@@ -108,12 +114,12 @@ class Queries:
         """Headline metric with its interval, and the live trial count, for each run shown."""
         ids = [r["run_id"] for r in page]
         acc: dict[str, dict[str, Any]] = {}
-        if "queries" in self.store.tables() and (src := self._run_parts("queries", ids)):
+        if "queries" in self.tables() and (src := self._run_parts("queries", ids)):
             for r in rows(con, f"""SELECT run_id, sum(CASE WHEN passed THEN 1 ELSE 0 END) AS k,
                                    count(passed) AS n FROM {src} GROUP BY run_id"""):
                 acc[r["run_id"]] = interval(r["k"], r["n"])
         trials: dict[str, dict[str, Any]] = {}
-        if "trials" in self.store.tables() and (src := self._run_parts("trials", ids)):
+        if "trials" in self.tables() and (src := self._run_parts("trials", ids)):
             for r in rows(con, f"""SELECT run_id, count(*) AS trials,
                         count(*) FILTER (WHERE outcome IN ('error', 'timeout')) AS errors,
                         max(ts) AS last FROM {src} GROUP BY run_id"""):
@@ -127,7 +133,7 @@ class Queries:
             r["headline"] = _headline(r["experiment"], summary, acc.get(r["run_id"]))
 
     def run(self, run_id: str) -> dict[str, Any] | None:
-        if "runs" not in self.store.tables():
+        if "runs" not in self.tables():
             return None
         con = self._con()
         try:
@@ -135,36 +141,35 @@ class Queries:
             if not found:
                 return None
             r = found[0]
-            r["started"] = con.execute("SELECT min(ts) FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]
-            r["started"] = _jsonable(r["started"])
+            r["started"] = rows(con, "SELECT min(ts) AS t FROM runs WHERE run_id = ?", [run_id])[0]["t"]
             r["summary"] = _loads(r.pop("summary_json"))
             r.pop("config_yaml", None)
             r["tables"] = [t for t in ("trials", "queries", "candidates", "executions", "grades",
-                                       "comparisons") if t in self.store.tables()
+                                       "comparisons") if t in self.tables()
                            and self._run_parts(t, [run_id])]
             return r
         finally:
             con.close()
 
     def latest_run(self) -> str | None:
-        if "runs" not in self.store.tables():
+        if "runs" not in self.tables():
             return None
         con = self._con()
         try:
-            got = con.execute("SELECT run_id FROM runs ORDER BY ts DESC, run_id DESC LIMIT 1").fetchone()
-            return got[0] if got else None
+            got = rows(con, "SELECT run_id FROM runs ORDER BY ts DESC, run_id DESC LIMIT 1")
+            return got[0]["run_id"] if got else None
         finally:
             con.close()
 
     def workspaces(self) -> dict[str, Path]:
         """Every workspace (iteration folder) a run recorded, by run id."""
         out: dict[str, Path] = {}
-        if "runs" not in self.store.tables():
+        if "runs" not in self.tables():
             return out
         con = self._con()
         try:
-            for rid, summary, output_dir in con.execute(
-                    "SELECT run_id, summary_json, output_dir FROM runs").fetchall():
+            for r in rows(con, "SELECT run_id, summary_json, output_dir FROM runs"):
+                rid, summary, output_dir = r["run_id"], r["summary_json"], r["output_dir"]
                 ws = _loads(summary).get("workspace")
                 if ws:
                     out[rid] = Path(ws)
@@ -181,7 +186,7 @@ class Queries:
     def table_rows(self, table: str, run_id: str, *, order: str = "ts", since: str | None = None,
                    columns: str = "*", limit: int = 100_000) -> list[dict[str, Any]]:
         """Rows of `table` for one run, newer than `since` (an ISO timestamp cursor)."""
-        src = self._run_parts(table, [run_id]) if table in self.store.tables() else None
+        src = self._run_parts(table, [run_id]) if table in self.tables() else None
         if src is None:
             return []
         where, params = "run_id = ?", [run_id]
@@ -201,6 +206,19 @@ class Queries:
             return rows(con, sql, params)
         finally:
             con.close()
+
+
+class _Borrowed:
+    """A kept connection lent out: `close()` leaves it open for the next question."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._con = con
+
+    def sql(self, *a: Any, **k: Any) -> Any:
+        return self._con.sql(*a, **k)
+
+    def close(self) -> None:
+        return None
 
 
 def _loads(text: str | None) -> dict[str, Any]:

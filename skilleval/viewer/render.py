@@ -46,9 +46,17 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def to_json(data: Any) -> str:
+    """Strict JSON (no NaN); the recursive clean-up runs only when a non-finite float is there."""
+    try:
+        return json.dumps(data, ensure_ascii=False, default=str, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        return json.dumps(_clean(data), ensure_ascii=False, default=str, separators=(",", ":"))
+
+
 def script_json(data: Any) -> Markup:
     """JSON that is safe inside a <script type="application/json"> element."""
-    text = json.dumps(_clean(data), ensure_ascii=False, default=str, separators=(",", ":"))
+    text = to_json(data)
     for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
                     ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(ch, esc)

@@ -21,7 +21,7 @@ from skilleval.viewer import feedback
 from skilleval.viewer.api import Api, NotFound
 from skilleval.viewer.files import Refused, guess_mime
 from skilleval.viewer.functional_data import _runs
-from skilleval.viewer.render import LIVE_CSP, SCRIPTS, STATIC, live_page
+from skilleval.viewer.render import LIVE_CSP, SCRIPTS, STATIC, live_page, to_json
 
 HOST = "127.0.0.1"
 MAX_BODY = 1_000_000
@@ -53,7 +53,7 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _json(self, code: int, data: Any) -> None:
-        self._send(code, json.dumps(data, ensure_ascii=False, default=str).encode("utf-8"),
+        self._send(code, to_json(data).encode("utf-8"),
                    "application/json; charset=utf-8")
 
     def _host_ok(self) -> bool:

@@ -23,16 +23,16 @@ def _excerpt_col(q: Queries) -> str:
 
 
 def _has_column(q: Queries, table: str, column: str) -> bool:
-    con = q.store.connect()
+    con = q._con()  # noqa: SLF001 - same module family
     try:
-        cols = [d[0] for d in con.execute(f'SELECT * FROM "{table}" LIMIT 0').description]
+        cols = con.sql(f'SELECT * FROM "{table}" LIMIT 0').columns
     finally:
         con.close()
     return column in cols
 
 
 def trigger_page(q: Queries, run_id: str, confidence: float = 0.95) -> dict[str, Any]:
-    stored = q.table_rows("queries", run_id, order="case_id") if "queries" in q.store.tables() else []
+    stored = q.table_rows("queries", run_id, order="case_id") if "queries" in q.tables() else []
     live = not stored
     if live:
         per_query = q.sql(f"""
@@ -46,7 +46,7 @@ def trigger_page(q: Queries, run_id: str, confidence: float = 0.95) -> dict[str,
                    count(*) FILTER (WHERE outcome = 'not_triggered' AND fired IS NOT NULL) AS fired_other,
                    NULL AS verdict, NULL AS split
             FROM trials WHERE run_id = ? GROUP BY case_id ORDER BY case_id""", [run_id]) \
-            if "trials" in q.store.tables() else []
+            if "trials" in q.tables() else []
     else:
         per_query = stored
     out_rows = []
@@ -87,7 +87,7 @@ def _metrics(rows: list[dict[str, Any]], confidence: float) -> dict[str, Any]:
 
 def listing(q: Queries, run_id: str) -> list[str]:
     """The skills shown to the model in this run (the confusion view's columns)."""
-    if "trials" not in q.store.tables():
+    if "trials" not in q.tables():
         return []
     got = q.sql("SELECT DISTINCT unnest(listing) AS s FROM trials WHERE run_id = ? ORDER BY 1", [run_id])
     return [r["s"] for r in got]
@@ -96,12 +96,12 @@ def listing(q: Queries, run_id: str) -> list[str]:
 def trials(q: Queries, run_id: str, since: str | None = None, limit: int = 20000) -> dict[str, Any]:
     """The run's own trials newer than `since` (ISO time; the client de-duplicates by key),
     plus, on the first call, cached trials of earlier runs that this run reused."""
-    if "trials" not in q.store.tables():
+    if "trials" not in q.tables():
         return {"rows": [], "cursor": since}
     cols = _excerpt_col(q)
     own = q.table_rows("trials", run_id, since=since, columns=cols, order="ts, key", limit=limit)
     reused: list[dict[str, Any]] = []
-    if since is None and "queries" in q.store.tables():
+    if since is None and "queries" in q.tables():
         reused = q.sql(f"""
             WITH me AS (SELECT DISTINCT skill, description, backend, model FROM trials WHERE run_id = ?
                         UNION SELECT DISTINCT q.skill, q.description, r.backend, r.model
