@@ -16,6 +16,7 @@ import duckdb
 
 from skilleval.stats import wilson
 from skilleval.store.catalog import Store, _glob_literal
+from skilleval.viewer.runs_index import RunsIndex
 
 # Run ids are generated (timestamp + hex); anything else is refused before it reaches a glob.
 RUN_ID = re.compile(r"^[A-Za-z0-9._:-]{1,80}$")
@@ -43,6 +44,7 @@ class Queries:
         self._kept: duckdb.DuckDBPyConnection | None = None
         self._keep = keep_connection  # one-shot readers (the report) reuse one connection
         self._tables: list[str] | None = None
+        self.index = RunsIndex(store.root)
 
     def tables(self) -> list[str]:
         if self._keep:
@@ -91,16 +93,16 @@ class Queries:
                 where.append(f"{col} = ?")
                 params.append(val)
         cond = " AND ".join(where)
-        con = self._con()
+        con = self.index.connect()
         try:
             total = rows(con, f"SELECT count(*) AS n FROM runs WHERE {cond}", params)[0]["n"]
             page = rows(con, f"""
-                SELECT r.run_id, r.sweep_id, r.job_num, r.experiment, r.status, r.backend, r.model,
-                       r.skill, r.ts, r.output_dir, r.overrides, r.calls_made, r.calls_cached,
-                       r.cost_usd, r.summary_json,
-                       (SELECT count(*) FROM runs s WHERE s.sweep_id = r.sweep_id) AS sweep_size,
-                       (SELECT min(ts) FROM runs s WHERE s.run_id = r.run_id) AS started
-                FROM runs r WHERE {cond} ORDER BY r.run_id DESC LIMIT {limit} OFFSET {offset}""",
+                SELECT run_id, sweep_id, job_num, experiment, status, backend, model, skill, ts,
+                       output_dir, overrides, calls_made, calls_cached, cost_usd, summary_json,
+                       started, z.sweep_size
+                FROM runs JOIN (SELECT sweep_id, count(*) AS sweep_size FROM runs GROUP BY 1) z
+                     USING (sweep_id)
+                WHERE {cond} ORDER BY started DESC, run_id DESC LIMIT {limit} OFFSET {offset}""",
                 params)
             experiments = [r["experiment"] for r in rows(
                 con, "SELECT DISTINCT experiment FROM runs ORDER BY 1")]
@@ -135,13 +137,12 @@ class Queries:
     def run(self, run_id: str) -> dict[str, Any] | None:
         if "runs" not in self.tables():
             return None
-        con = self._con()
+        con = self.index.connect()
         try:
             found = rows(con, "SELECT * FROM runs WHERE run_id = ?", [run_id])
             if not found:
                 return None
             r = found[0]
-            r["started"] = rows(con, "SELECT min(ts) AS t FROM runs WHERE run_id = ?", [run_id])[0]["t"]
             r["summary"] = _loads(r.pop("summary_json"))
             r.pop("config_yaml", None)
             r["tables"] = [t for t in ("trials", "queries", "candidates", "executions", "grades",
@@ -154,7 +155,7 @@ class Queries:
     def latest_run(self) -> str | None:
         if "runs" not in self.tables():
             return None
-        con = self._con()
+        con = self.index.connect()
         try:
             got = rows(con, "SELECT run_id FROM runs ORDER BY ts DESC, run_id DESC LIMIT 1")
             return got[0]["run_id"] if got else None
@@ -166,7 +167,7 @@ class Queries:
         out: dict[str, Path] = {}
         if "runs" not in self.tables():
             return out
-        con = self._con()
+        con = self.index.connect()
         try:
             for r in rows(con, "SELECT run_id, summary_json, output_dir FROM runs"):
                 rid, summary, output_dir = r["run_id"], r["summary_json"], r["output_dir"]
@@ -197,6 +198,14 @@ class Queries:
         try:
             return rows(con, f"SELECT {columns} FROM {src} WHERE {where} ORDER BY {order} "
                              f"LIMIT {int(limit)}", params)
+        finally:
+            con.close()
+
+    def runs_sql(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """SQL over ``runs`` (latest row per run) and ``run_rows`` only: no other table opened."""
+        con = self.index.connect()
+        try:
+            return rows(con, sql, params)
         finally:
             con.close()
 

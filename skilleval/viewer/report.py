@@ -23,13 +23,13 @@ def _pick(api: Api, which: str) -> tuple[list[str], str]:
         raise UserError(f"no runs in the store at {api.store.root} (run an experiment first)")
     if which == "latest":
         which = q.latest_run() or ""
-    found = q.sql("SELECT run_id, sweep_id FROM runs WHERE run_id = ? OR sweep_id = ? "
+    found = q.runs_sql("SELECT run_id, sweep_id FROM runs WHERE run_id = ? OR sweep_id = ? "
                   "ORDER BY job_num, run_id", [which, which])
     if not found:
         raise UserError(f"no run or sweep {which!r} in the store at {api.store.root}")
     sweep = found[0]["sweep_id"]
     if len(found) == 1:  # a run: take its whole sweep when it is one cell of a sweep
-        found = q.sql("SELECT run_id FROM runs WHERE sweep_id = ? ORDER BY job_num, run_id", [sweep])
+        found = q.runs_sql("SELECT run_id FROM runs WHERE sweep_id = ? ORDER BY job_num, run_id", [sweep])
     return [r["run_id"] for r in found], sweep
 
 

@@ -156,6 +156,8 @@ def bind(api: Api, port: int) -> ViewerServer:
 
 def serve(api: Api, port: int, open_browser: bool = False) -> int:
     srv = bind(api, port)
+    # Read the runs index in the background now, so the first page does not pay for it.
+    threading.Thread(target=api.q.index.table, daemon=True).start()
     print(f"skilleval view: {srv.url}  (store {api.store.root}; Ctrl-C to stop)", flush=True)
     if open_browser:
         import webbrowser
