@@ -45,6 +45,7 @@ class Queries:
         self._keep = keep_connection  # one-shot readers (the report) reuse one connection
         self._tables: list[str] | None = None
         self.index = RunsIndex(store.root)
+        self._kept_runs: duckdb.DuckDBPyConnection | None = None
 
     def tables(self) -> list[str]:
         if self._keep:
@@ -52,6 +53,14 @@ class Queries:
                 self._tables = self.store.tables()
             return self._tables
         return self.store.tables()
+
+    def _runs_con(self) -> duckdb.DuckDBPyConnection:
+        """A connection over the runs index (kept for one-shot readers, like `_con`)."""
+        if not self._keep:
+            return self.index.connect()
+        if self._kept_runs is None:
+            self._kept_runs = self.index.connect()
+        return _Borrowed(self._kept_runs)  # type: ignore[return-value]
 
     def _con(self) -> duckdb.DuckDBPyConnection:
         if not self._keep:
@@ -93,7 +102,7 @@ class Queries:
                 where.append(f"{col} = ?")
                 params.append(val)
         cond = " AND ".join(where)
-        con = self.index.connect()
+        con = self._runs_con()
         try:
             total = rows(con, f"SELECT count(*) AS n FROM runs WHERE {cond}", params)[0]["n"]
             page = rows(con, f"""
@@ -137,7 +146,7 @@ class Queries:
     def run(self, run_id: str) -> dict[str, Any] | None:
         if "runs" not in self.tables():
             return None
-        con = self.index.connect()
+        con = self._runs_con()
         try:
             found = rows(con, "SELECT * FROM runs WHERE run_id = ?", [run_id])
             if not found:
@@ -155,7 +164,7 @@ class Queries:
     def latest_run(self) -> str | None:
         if "runs" not in self.tables():
             return None
-        con = self.index.connect()
+        con = self._runs_con()
         try:
             got = rows(con, "SELECT run_id FROM runs ORDER BY ts DESC, run_id DESC LIMIT 1")
             return got[0]["run_id"] if got else None
@@ -167,7 +176,7 @@ class Queries:
         out: dict[str, Path] = {}
         if "runs" not in self.tables():
             return out
-        con = self.index.connect()
+        con = self._runs_con()
         try:
             for r in rows(con, "SELECT run_id, summary_json, output_dir FROM runs"):
                 rid, summary, output_dir = r["run_id"], r["summary_json"], r["output_dir"]
@@ -203,7 +212,7 @@ class Queries:
 
     def runs_sql(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """SQL over ``runs`` (latest row per run) and ``run_rows`` only: no other table opened."""
-        con = self.index.connect()
+        con = self._runs_con()
         try:
             return rows(con, sql, params)
         finally:

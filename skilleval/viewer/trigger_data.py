@@ -12,8 +12,9 @@ from typing import Any
 
 from skilleval.viewer.queries import Queries, interval
 
-_TRIAL_COLS = ("ts, key, case_id, query, repeat, outcome, fired, position, latency_ms, "
-               "retries, error, excerpt, run_id")
+# No query text per trial (the page has it once per query): a 10,000-trial report stays small.
+_TRIAL_COLS = ("ts, key, case_id, repeat, outcome, fired, position, latency_ms, "
+               "retries, error, excerpt")
 
 
 def _excerpt_col(q: Queries) -> str:

@@ -19,6 +19,14 @@
   }
   SE.headline = headline;
 
+  /* A run killed with SIGKILL never writes its final status: after 10 quiet minutes say so. */
+  function statusOf(r) {
+    if (r.status !== "running") return SE.badge(r.status);
+    const last = String(r.last_trial || r.ts || r.started || "").replace(" ", "T").replace(/(\.\d{3})\d+/, "$1");
+    const quiet = (Date.now() - Date.parse(last)) / 60000;
+    return quiet > 10 ? h("span", { title: `no new trials for ${Math.round(quiet)} min` }, SE.badge("interrupted?", "interrupted")) : SE.badge("running");
+  }
+
   function skillName(p) { return String(p || "").split(/[\\/]/).filter(Boolean).pop() || ""; }
 
   function runRow(r) {
@@ -27,7 +35,7 @@
       h("td", {}, r.experiment),
       h("td", { dir: "auto" }, skillName(r.skill)),
       h("td", {}, `${r.backend || ""}/${r.model || ""}`),
-      h("td", {}, SE.badge(r.status)),
+      h("td", {}, statusOf(r)),
       h("td", {}, SE.time(r.started)),
       h("td", { class: "num" }, String(r.trials || 0), r.errors ? h("span", { class: "errors" }, ` (${r.errors} err)`) : ""),
       h("td", {}, headline(r.headline)),
