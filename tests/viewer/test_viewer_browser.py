@@ -186,3 +186,37 @@ def test_a_trial_written_by_a_running_eval_appears_within_5s(viewer, viewer_env,
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+def test_optimisation_iterations_appear_while_trigger_opt_runs(viewer, viewer_env, page) -> None:
+    """The acceptance line: `skilleval view` during a running trigger_opt shows iterations as they finish."""
+    proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", "+experiment=trigger_opt", "backend.model=sim-live",
+                             "backend.latency_ms=100", "trigger.concurrency=2", "optimize.max_iterations=2",
+                             "store.flush_seconds=0.2", "progress=false"],
+                            env=viewer_env.cli.env, cwd=viewer_env.cli.cwd,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        run_id = None
+        deadline = time.monotonic() + 60
+        while run_id is None and time.monotonic() < deadline:
+            rows = json.loads(_get(viewer.url + "api/runs?status=running&experiment=trigger_opt")[1])["rows"]
+            run_id = rows[0]["run_id"] if rows else None
+            time.sleep(0.2)
+        assert run_id, "the running trigger_opt never appeared"
+        _open(page, viewer.url + f"#/run/{run_id}/opt", "Candidates")
+        pg = page.page
+        seen = []
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            n = pg.locator(".candidate").count()
+            if not seen or n > seen[-1][0]:
+                status = json.loads(_get(viewer.url + f"api/run/{run_id}")[1])["status"]
+                seen.append((n, status))
+            time.sleep(0.3)
+        grew_while_running = [n for n, status in seen if status == "running" and n > 0]
+        assert len(grew_while_running) >= 2, seen  # the original, then at least one iteration, live
+        assert pg.evaluate("window.__pwned") is None and page.errors == []
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
