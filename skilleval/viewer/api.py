@@ -93,8 +93,8 @@ class Api:
             pages.append("opt")
         if "executions" in tables or self.workspace(run_id) or run["experiment"] == "functional_eval":
             pages += ["outputs", "benchmark"]
-        if "comparisons" in tables:
-            pages.append("comparison")
+        if "comparisons" in tables:  # a blind comparison run: its verdicts come first
+            pages.insert(0, "comparison")
         run["pages"] = pages
         run["workspace"] = str(self.workspace(run_id) or "") or None
         return run
