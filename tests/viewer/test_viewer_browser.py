@@ -124,6 +124,7 @@ def test_feedback_reaches_feedback_json_and_survives_reload(viewer, viewer_env, 
     url = viewer.url + f"#/run/{viewer_env.runs['functional_eval']}/outputs/1"
     _open(page, url, "Prompt")
     pg = page.page
+    assert pg.locator("table.data td").count() > 0  # csv-tidy's CSV/TSV outputs shown as tables
     box = pg.locator("textarea").first
     review = box.get_attribute("data-review")
     box.click()

@@ -108,3 +108,48 @@ def test_view_binds_loopback_only(tmp_path: Path) -> None:
         assert srv.server_address[0] == "127.0.0.1"
     finally:
         srv.server_close()
+
+
+def test_real_backends_store_a_bounded_secret_free_excerpt(tmp_path: Path, sim) -> None:  # noqa: ANN001
+    """The real SDK and the real claude CLI against serve-sim: every valid trial keeps an excerpt."""
+    import subprocess
+    import sys
+
+    from skilleval.sim.process import locate_claude_cli
+
+    key = "sk-ant-api03-VIEWEREXCERPTKEY-0123456789abcdef"
+    repo = Path(__file__).resolve().parents[2]
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps([{"query": "dedupe the rows of this messy csv export", "should_trigger": True},
+                                 {"query": "what is the capital of France", "should_trigger": False}]))
+    backends = [["backend=anthropic_api"]]
+    claude, _ = locate_claude_cli()
+    if claude:
+        backends.append(["backend=claude_cli", f"backend.executable={claude}"])
+    for i, backend in enumerate(backends):
+        store = tmp_path / f"store{i}"
+        env = {**os.environ, "SKILLEVAL_STORE": str(store), "SKILLEVAL_OUTPUTS": str(tmp_path / f"out{i}"),
+               "ANTHROPIC_API_KEY": key}
+        proc = subprocess.run([sys.executable, "-m", "skilleval.cli", "+experiment=trigger_eval",
+                               f"skill={repo / 'experiments/csv-tidy'}", f"cases={cases}", "backend.model=sim-1",
+                               "trigger.runs=2", "progress=false", f"backend.base_url={sim.url}", *backend],
+                              env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        from skilleval.store.catalog import Store
+
+        rows = Store(store).query("select outcome, fired, excerpt from trials").to_pylist()
+        valid = [r for r in rows if r["outcome"] in ("triggered", "not_triggered")]
+        assert valid and all(r["excerpt"] and len(r["excerpt"]) <= 200 for r in valid), (backend, rows)
+        assert all(key not in (r["excerpt"] or "") for r in rows)
+        assert all("Skill" in r["excerpt"] for r in valid if r["fired"]), rows
+
+
+def test_vendored_chart_js_is_the_pinned_file_with_its_licence() -> None:
+    import hashlib
+
+    from skilleval.viewer.render import CHART_JS_SHA256, STATIC
+
+    data = (STATIC / "vendor" / "chart.umd.min.js").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == CHART_JS_SHA256
+    assert "MIT" in (STATIC / "vendor" / "chart.js.LICENSE.md").read_text() or \
+        "Permission is hereby granted" in (STATIC / "vendor" / "chart.js.LICENSE.md").read_text()
