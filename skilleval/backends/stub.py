@@ -16,13 +16,13 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from skilleval.backends.base import BaseBackend
-from skilleval.excerpt import make_excerpt
 from skilleval.domain import Completion, ListedSkill, Outcome, Trial, TrialResult
+from skilleval.excerpt import make_excerpt
 from skilleval.sim import model as sim
 from skilleval.sim.completion import respond
 
 if TYPE_CHECKING:
-    from skilleval.functional.sandbox import ExecutionRequest, ExecutionResult
+    from skilleval.execution import ExecutionRequest, ExecutionResult
 
 
 @dataclass
@@ -155,7 +155,7 @@ class StubBackend(BaseBackend):
                           (time.perf_counter() - start) * 1000)
 
     async def execute(self, request: "ExecutionRequest") -> "ExecutionResult":
-        from skilleval.functional.stub_executor import simulate_execution
+        from skilleval.sim.agent.stub_executor import simulate_execution
 
         self.calls += 1
         await self._latency(request.key)
