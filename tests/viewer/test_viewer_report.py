@@ -117,3 +117,5 @@ def test_report_bad_input_exits_2_with_one_line(viewer_env, tmp_path) -> None:
     assert "-o" in proc.stderr and "Traceback" not in proc.stderr
     proc = viewer_env.cli.run("view", "--port", "99999", check=2)
     assert proc.stderr.strip().count("\n") == 0
+    proc = viewer_env.cli.run("view", "--store", str(tmp_path / "missing"), check=2)
+    assert "missing" in proc.stderr and proc.stderr.strip().count("\n") == 0

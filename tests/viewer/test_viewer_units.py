@@ -153,3 +153,34 @@ def test_vendored_chart_js_is_the_pinned_file_with_its_licence() -> None:
     assert hashlib.sha256(data).hexdigest() == CHART_JS_SHA256
     assert "MIT" in (STATIC / "vendor" / "chart.js.LICENSE.md").read_text() or \
         "Permission is hereby granted" in (STATIC / "vendor" / "chart.js.LICENSE.md").read_text()
+
+
+def test_previous_iteration_output_and_feedback_are_shown(skilleval_cli, tmp_path: Path) -> None:
+    """Two functional runs into one workspace: iteration-2's page carries iteration-1's output
+    and feedback for the same run folder (skill-creator §9.5, without losing current feedback)."""
+    from skilleval.store.catalog import Store
+    from skilleval.viewer.api import Api
+
+    ws = tmp_path / "ws"
+    args = ("+experiment=functional_eval", "functional.runs=1", "functional.analyze=false",
+            "functional.only=[dedupe-contacts]", f"functional.workspace={ws}")
+    skilleval_cli.run(*args, check=0, timeout=300)
+    rid = "eval-dedupe-contacts-with_skill-run-1"
+    feedback.save(ws / "iteration-1", rid, "first pass: header row duplicated")
+    skilleval_cli.run(*args, check=0, timeout=300)
+    feedback.save(ws / "iteration-2", rid, "second pass looks right")
+    api = Api(Store(skilleval_cli.store))
+    run2 = api.q.latest_run()
+    page = api.page(run2, "functional", {})
+    assert page["iteration"] == "iteration-2" and page["previous_iteration"] == "iteration-1"
+    entry = next(r for e in page["evals"] for r in e["runs"] if r["review_id"] == rid)
+    assert entry["feedback"] == "second pass looks right"
+    assert entry["previous"]["feedback"] == "first pass: header row duplicated"
+    assert any(f["kind"] == "table" for f in entry["previous"]["files"])
+    assert all(f["url"].startswith("/api/file?") for f in entry["files"])
+    # the file links resolve inside the recorded workspace, the previous iteration included
+    for f in entry["previous"]["files"]:
+        rel = f["url"].split("path=", 1)[1]
+        import urllib.parse
+
+        assert api.file(run2, urllib.parse.unquote(rel)).is_file()
