@@ -37,7 +37,7 @@ def previous_iteration(iteration: Path) -> Path | None:
     return prev if prev.is_dir() else None
 
 
-def _runs(iteration: Path) -> list[dict[str, Any]]:
+def discover_runs(iteration: Path) -> list[dict[str, Any]]:
     from skilleval.functional.importer import discover  # the one reader of every layout
 
     try:
@@ -86,7 +86,7 @@ def functional_page(q: Queries, run_id: str, iteration: Path | None, *,
     fb = feedback.by_run(iteration)
     prev_fb = feedback.by_run(prev) if prev else {}
     evals: dict[str, dict[str, Any]] = {}
-    for run in _runs(iteration):
+    for run in discover_runs(iteration):
         meta = _meta(run)
         ev = evals.setdefault(run["eval_dir"].name, {
             "dir": run["eval_dir"].name, "eval_id": meta.get("eval_id"),

@@ -20,7 +20,7 @@ from typing import Any
 from skilleval.viewer import feedback
 from skilleval.viewer.api import Api, NotFound
 from skilleval.viewer.files import Refused, guess_mime
-from skilleval.viewer.functional_data import _runs
+from skilleval.viewer.functional_data import discover_runs
 from skilleval.viewer.render import LIVE_CSP, SCRIPTS, STATIC, live_page, to_json
 
 HOST = "127.0.0.1"
@@ -114,7 +114,7 @@ class Handler(BaseHTTPRequestHandler):
             ws = self.server.api.workspace(str(body.get("run", "")))
             if ws is None:
                 return self._json(404, {"error": "run has no workspace"})
-            ids = {feedback.review_id(ws, r["run_dir"]) for r in _runs(ws)}
+            ids = {feedback.review_id(ws, r["run_dir"]) for r in discover_runs(ws)}
             if self.path == "/api/feedback":
                 rid, text = body.get("review_id"), body.get("feedback")
                 if rid not in ids or not isinstance(text, str):

@@ -2,6 +2,7 @@
 "use strict";
 (function () {
   const { h } = SE;
+  const CHART_MAX = 200;
 
   function metricsBlock(m) {
     return h("div", { class: "cards" },
@@ -68,8 +69,9 @@
     const metrics = h("div"), conf = h("div"), chartBox = h("div", { class: "chart tall" }), canvas = h("canvas");
     chartBox.append(canvas);
     const live = h("p", { class: "muted" });
+    const chartNote = h("p", { class: "muted" });
     const t = SE.table(["query", "expected", "triggers / valid runs", "rate [95% CI]", "verdict", "other skill fired", "errors"], "grid queries");
-    body.append(live, metrics, h("h2", {}, "Per query"), chartBox, t, h("h2", {}, "Confusion over listed skills (valid trials)"), conf);
+    body.append(live, metrics, h("h2", {}, "Per query"), chartNote, chartBox, t, h("h2", {}, "Confusion over listed skills (valid trials)"), conf);
     let chart = null;
     const open = new Set();
     const paint = () => {
@@ -90,13 +92,16 @@
           h("td", { class: q.errors + q.timeouts ? "errors num" : "num" }, String(q.errors + q.timeouts)));
       });
       SE.clear(conf).append(confusion([...trials.values()], page.listing || [], (page.queries[0] || {}).skill));
-      const labels = page.queries.map((q) => q.case_id);
+      /* a canvas cannot grow without bound: the chart draws the first CHART_MAX queries */
+      const shown = page.queries.slice(0, CHART_MAX);
+      chartNote.textContent = page.queries.length > CHART_MAX ? `chart: the first ${CHART_MAX} of ${page.queries.length} queries (the table lists all)` : "";
+      const labels = shown.map((q) => q.case_id);
       const data = {
         labels,
         datasets: [
-          { type: "bar", label: "95% interval", data: page.queries.map((q) => (q.rate.n ? [q.rate.low, q.rate.high] : null)),
-            backgroundColor: page.queries.map((q) => (q.should_trigger ? "rgba(40,110,200,0.35)" : "rgba(200,90,40,0.35)")), barPercentage: 0.6 },
-          { type: "scatter", label: "trigger rate", data: page.queries.map((q, i) => ({ x: q.rate.value, y: labels[i] })), backgroundColor: "#222", pointRadius: 3 },
+          { type: "bar", label: "95% interval", data: shown.map((q) => (q.rate.n ? [q.rate.low, q.rate.high] : null)),
+            backgroundColor: shown.map((q) => (q.should_trigger ? "rgba(40,110,200,0.35)" : "rgba(200,90,40,0.35)")), barPercentage: 0.6 },
+          { type: "scatter", label: "trigger rate", data: shown.map((q, i) => ({ x: q.rate.value, y: labels[i] })), backgroundColor: "#222", pointRadius: 3 },
         ],
       };
       chartBox.style.height = Math.max(160, 22 * labels.length + 60) + "px";
