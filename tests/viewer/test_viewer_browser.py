@@ -158,7 +158,7 @@ def test_arrow_keys_move_between_evals(viewer, viewer_env, page) -> None:
 def test_a_trial_written_by_a_running_eval_appears_within_5s(viewer, viewer_env, page, tmp_path) -> None:
     cases = tmp_path / "live_cases.json"
     cases.write_text(json.dumps([{"query": f"LIVE-{i} write the changelog for release {i}.0",
-                                  "should_trigger": i % 2 == 0} for i in range(12)]), encoding="utf-8")
+                                  "should_trigger": i % 2 == 0} for i in range(30)]), encoding="utf-8")
     proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", "+experiment=trigger_eval", f"cases={cases}",
                              "trigger.runs=2", "trigger.policy=fixed", "trigger.concurrency=1",
                              "backend.latency_ms=350", "store.flush_seconds=0.2"],
@@ -176,6 +176,7 @@ def test_a_trial_written_by_a_running_eval_appears_within_5s(viewer, viewer_env,
         pg = page.page
         card = pg.locator(".card", has_text="trials").locator(".big")
         before = int(card.inner_text())
+        assert json.loads(_get(viewer.url + f"api/run/{run_id}")[1])["status"] == "running"
         started = time.monotonic()
         pg.wait_for_function(f"() => Number(document.querySelector('.card:last-child .big').textContent) > {before}",
                              timeout=5000)
