@@ -40,6 +40,8 @@ def _optional_verbs() -> dict[str, Callable[[list[str]], int]]:
     out["import"] = lazy("skilleval.functional.importer", "import_main")
     out["view"] = lazy("skilleval.viewer.cli", "view_main")
     out["report"] = lazy("skilleval.viewer.cli", "report_main")
+    out["check-evals"] = lazy("skilleval.evalsets.cli", "check_evals_main")
+    out["review-evals"] = lazy("skilleval.evalsets.cli", "review_evals_main")
     return out
 
 
