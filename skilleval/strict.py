@@ -81,8 +81,8 @@ def check_overrides(args: list[str]) -> None:
         if arg.startswith("-") or "=" not in arg:
             continue
         key = arg.split("=", 1)[0].lstrip("+~")
-        if "@" in key:
-            continue
+        if "@" in key or "/" in key:  # package overrides; group choices (hydra/launcher=joblib),
+            continue  # which Hydra checks itself
         if "." not in key:
             top = top_level_keys() | set(yaml_keys) | set(plugins)
             if key not in top:
