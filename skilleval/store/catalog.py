@@ -57,6 +57,12 @@ def resolve_root(root: str | os.PathLike[str] | None = None) -> Path | str:
     return Path(loc.path) if loc is not None else value
 
 
+def local_dir(root: Path | str) -> Path:
+    """A local folder for `root` (from `resolve_root`): the store itself when it is local, the
+    per-machine state folder of a remote store otherwise (backups, blobs, batch ids)."""
+    return root if isinstance(root, Path) else _state_dir(root)
+
+
 def _state_dir(url: str) -> Path:
     """Local folder for machine-local state of a remote store (batch ids, output blobs)."""
     base = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser()

@@ -19,6 +19,9 @@ def _store(path: str | None):  # noqa: ANN202 - Store
     from skilleval.store.catalog import Store, resolve_root
 
     root = resolve_root(path)
+    if isinstance(root, str):  # an object-store URL: the viewer reads run folders on disk
+        raise UserError(f"--store {root}: the viewer reads a local store only; "
+                        "use `skilleval sql --store URL` for an object store")
     if path and not root.is_dir():
         raise UserError(f"--store {path}: no such folder")
     return Store(root)
