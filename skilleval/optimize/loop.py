@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 def outcomes(results: Sequence[QueryResult]) -> list[QueryOutcome]:
     return [QueryOutcome(q.case.id, q.case.should_trigger, q.triggers, q.valid_runs, bool(q.passed),
-                         q.passed is None) for q in results]
+                         q.passed is None, q.errors, q.timeouts) for q in results]
 
 
 class Optimizer:

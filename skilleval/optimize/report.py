@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 
 def _result(o: QueryOutcome, query: str) -> dict[str, Any]:
     rate = o.triggers / o.runs if o.runs else None
+    # `runs` are the valid runs (skill-creator reads trigger_rate = triggers / runs).
     return {"query": query, "should_trigger": o.should_trigger, "trigger_rate": rate,
-            "triggers": o.triggers, "runs": o.runs, "pass": o.passed}
+            "triggers": o.triggers, "runs": o.runs, "pass": o.passed,
+            "errors": o.errors, "timeouts": o.timeouts}
 
 
 def _score(outs: Sequence[QueryOutcome]) -> str | None:
@@ -41,7 +43,8 @@ def _test_block(results: list[QueryResult] | None, confidence: float) -> dict[st
             "precision": s.queries["precision"].to_dict(), "recall": s.queries["recall"].to_dict(),
             "results": [{"query": q.case.query, "should_trigger": q.case.should_trigger,
                          "trigger_rate": q.trigger_rate, "triggers": q.triggers,
-                         "runs": q.valid_runs, "pass": bool(q.passed)} for q in results]}
+                         "runs": q.valid_runs, "pass": bool(q.passed), "errors": q.errors,
+                         "timeouts": q.timeouts} for q in results]}
 
 
 def build_results(o: "Optimizer", state: "LoopState", tests: dict[str, list[QueryResult]], *,

@@ -29,12 +29,15 @@ def results_json(report: "TriggerEvalReport", job: "JobContext") -> dict[str, An
         for r in q.results:
             if r.outcome.valid and r.fired:
                 fired[r.fired] = fired.get(r.fired, 0) + 1
+        # skill-creator reads trigger_rate = triggers / runs, so `runs` is the valid runs the
+        # rate is over; errors and timeouts (never a "no") have fields of their own.
         results.append({
             "query": q.case.query, "should_trigger": q.case.should_trigger,
             "trigger_rate": round(q.trigger_rate, 4) if q.trigger_rate is not None else None,
-            "triggers": q.triggers, "runs": q.runs, "pass": bool(q.passed),
+            "triggers": q.triggers, "runs": q.valid_runs, "pass": bool(q.passed),
             "id": q.case.id, "verdict": q.verdict, "valid_runs": q.valid_runs,
-            "errors": q.errors, "timeouts": q.timeouts, "fired": fired, "cached_runs": q.cached,
+            "errors": q.errors, "timeouts": q.timeouts, "attempts": q.runs, "fired": fired,
+            "cached_runs": q.cached,
         })
     return {
         "skill_name": report.skill.name,
