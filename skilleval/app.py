@@ -10,6 +10,7 @@ import asyncio
 import datetime as dt
 import hashlib
 import json
+import sys
 import time
 import uuid
 from contextlib import contextmanager
@@ -25,7 +26,7 @@ from skilleval.backends.base import Backend
 from skilleval.budget import Budget
 from skilleval.datasets import default_cases_path, load_trigger_cases
 from skilleval.domain import Skill, TriggerCase
-from skilleval.errors import HarnessError, UserError
+from skilleval.errors import BudgetExhausted, HarnessError, UserError
 from skilleval.events import JobEnd, JobStart
 from skilleval.registry import Registry
 from skilleval.skills import load_skill
@@ -209,10 +210,19 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     try:
         code = experiment(job)
         status = {0: "done", 3: "harness_error"}.get(code, "failed")
+        if budget.stopped and code in (0, 3):
+            code, status = _budget_stop(job, budget.stopped), "budget_stopped"
         return code
-    except HarnessError:
-        status = "harness_error"
-        raise
+    except BudgetExhausted as exc:
+        status = "budget_stopped"
+        return _budget_stop(job, budget.stopped or str(exc))
+    except HarnessError as exc:
+        if not budget.stopped:
+            status = "harness_error"
+            raise
+        print(f"skilleval: {exc}", file=sys.stderr)
+        status = "budget_stopped"
+        return _budget_stop(job, budget.stopped)
     except KeyboardInterrupt:
         status = "interrupted"
         raise
@@ -222,6 +232,14 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         runs.close()
         job.close()
         pm.hook.on_job_end(event=JobEnd(run_id, job.experiment, status, output_dir, job.summary))
+
+
+def _budget_stop(job: JobContext, why: str) -> int:
+    """A budget stop is never silent: one line on stderr, the summary marked, exit 4."""
+    job.summary["budget_stop"] = why
+    print(f"skilleval: budget stop: {why}; what was measured before it is stored and "
+          "reported as partial (exit 4)", file=sys.stderr)
+    return BudgetExhausted.exit_code
 
 
 def _write_run_row(job: JobContext, writer: Any, status: str) -> None:

@@ -2,7 +2,7 @@
 else is a Hydra run (`skilleval +experiment=trigger_eval backend=stub ...`).
 
 Exit codes: 0 ran · 2 bad input or config (one line on stderr, no traceback) · 3 the
-harness could not produce valid measurements.
+harness could not produce valid measurements · 4 a budget cap stopped the job.
 """
 from __future__ import annotations
 

@@ -52,6 +52,9 @@ def results_json(report: "TriggerEvalReport", job: "JobContext") -> dict[str, An
         "eval_set": report.cases_path,
         "distractors": [d.name for d in report.distractors],
         "calls": {"made": report.runner.calls_made, "cached": report.runner.calls_cached},
+        # a budget stop leaves queries short of their runs: the file says so
+        "partial": bool(job.summary.get("partial")),
+        "budget_stop": job.budget.stopped if job.budget is not None else None,
         "cost_usd": round(report.runner.cost_usd, 6),
         "timing": {k: round(v, 3) for k, v in job.timing.items()},
     }

@@ -35,7 +35,7 @@ async def run_self_check(job: "JobContext", skill: Skill, distractors: list[Skil
         from skilleval.trigger.selfcheck import self_check
 
         job.console.print("[dim]self-check: positive and negative controls…[/dim]")
-        await self_check(job.backend, skill, distractors)
+        await self_check(job.backend, skill, distractors, job.budget)
 
 
 def query_rows(job: "JobContext", report: TriggerEvalReport) -> list[dict[str, Any]]:

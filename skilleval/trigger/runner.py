@@ -300,7 +300,7 @@ class TrialRunner:
             return None
         if self.budget is not None:
             try:
-                self.budget.reserve()
+                await self.budget.areserve()
             except BudgetExhausted as exc:
                 self._budget_stop = exc
                 return None

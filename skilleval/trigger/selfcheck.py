@@ -52,19 +52,28 @@ def _describe(results: list[TrialResult]) -> str:
     return "; ".join(parts)
 
 
-async def _run(backend: Any, trial: Trial) -> TrialResult:
-    """A control trial; a backend that raises is an error outcome here too (exit 3, not a crash)."""
+async def _run(backend: Any, trial: Trial, budget: Any = None) -> TrialResult:
+    """A control trial; a backend that raises is an error outcome here too (exit 3, not a crash).
+    Control calls are paid like any other, so they go through the job's budget."""
+    if budget is not None:
+        await budget.areserve()
+    cost = 0.0
     try:
-        return await backend.run_trial(trial)
+        result = await backend.run_trial(trial)
+        cost = result.cost_usd
+        return result
     except Exception as exc:  # noqa: BLE001
         return TrialResult(trial.key, Outcome.ERROR, error=f"{type(exc).__name__}: {exc}"[:300])
+    finally:
+        if budget is not None:
+            budget.charge_usd(cost)
 
 
-async def self_check(backend: Any, skill: Skill, distractors: list[Skill]) -> None:
+async def self_check(backend: Any, skill: Skill, distractors: list[Skill], budget: Any = None) -> None:
     """Raise ``HarnessError`` (exit 3) explaining what is wrong, or return None."""
     pos = _trials(skill, distractors, positive_query(skill), "positive", backend.model)
     neg = _trials(skill, distractors, NEGATIVE_QUERY, "negative", backend.model)
-    results = await asyncio.gather(*(_run(backend, t) for t in pos + neg))
+    results = await asyncio.gather(*(_run(backend, t, budget) for t in pos + neg))
     pos_r, neg_r = list(results[:REPEATS]), list(results[REPEATS:])
     problems: list[str] = []
     invalid = [r for r in results if not r.outcome.valid]

@@ -87,7 +87,8 @@ def test_bad_inputs_exit_2_with_one_line(cli, tmp_path):
 def test_budget_stops_gracefully_and_keeps_what_was_learned(cli):
     out = cli.run("+experiment=trigger_opt", "budget.max_calls=200", "optimize.patience=5",
                   "optimize.alpha=0.001", "proposer=stub")
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 4, out.stderr  # a budget stop has its own exit code
+    assert "budget stop: budget.max_calls=" in out.stderr
     res = cli.results()[-1]
     assert res["exit_reason"].startswith("budget")
     assert res["calls"] <= 200 and res["test"]["best"] is not None
