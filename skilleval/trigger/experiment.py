@@ -32,10 +32,20 @@ class TriggerEvalReport:
 async def run_self_check(job: "JobContext", skill: Skill, distractors: list[Skill]) -> None:
     """Prove the harness measures before paying for a run (real backends only)."""
     if job.backend.needs_self_check and job.cfg.trigger.get("self_check", True):
-        from skilleval.trigger.selfcheck import self_check
+        from skilleval.trigger.runner import trial_rows_recorder
+        from skilleval.trigger.selfcheck import REPEATS, self_check
 
         job.console.print("[dim]self-check: positive and negative controls…[/dim]")
-        await self_check(job.backend, skill, distractors, job.budget)
+        writer = job.store.writer("controls", job.experiment, job.run_id)
+        recorder = trial_rows_recorder(writer, job.identity_row(), job.backend)
+        try:
+            sent = await self_check(job.backend, skill, distractors, job.budget,
+                                    store=job.store, recorder=recorder)
+        finally:
+            writer.flush()
+        if sent == 0:
+            job.console.print(f"[dim]self-check: all {2 * REPEATS} control trials read from the "
+                              "store (same skill, listing and backend); nothing sent[/dim]")
 
 
 def query_rows(job: "JobContext", report: TriggerEvalReport) -> list[dict[str, Any]]:
