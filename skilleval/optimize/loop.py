@@ -101,7 +101,8 @@ class Optimizer:
             f"backend {self.job.backend.name}/{self.job.backend.model}, proposer {self.proposer.name}")
         self.console.print(
             f"plan: ≤{self.opt.max_iterations} iterations × {self.opt.candidates} candidates, "
-            f"≤{runs} runs/query ({self.runner.settings.policy}); per iteration ≤{p.iteration} calls "
+            f"≤{runs} runs/query ({self.runner.settings.policy} for selection, "
+            f"{self.test_settings().policy} for the test); per iteration ≤{p.iteration} calls "
             f"({p.proposer_calls} proposer); total ≤{p.total} calls{cost}; selection by {sel}, "
             f"paired {self.opt.paired_test} α={self.opt.alpha}")
         if b is not None and (b.max_calls is not None or b.max_usd is not None):
@@ -251,6 +252,9 @@ class Optimizer:
         if not self.split.test:
             return {}
         out: dict[str, list[QueryResult]] = {}
+        # The reported test rates must be unbiased: `decided` (selection's saving) would stop
+        # runs early, so the test runs `fixed` (same plan, reusing selection's trials).
+        settings = self.test_settings()
         for label, desc in (("original", state.original.description),
                             ("best", state.best.description)):
             if label == "best" and desc == state.original.description:
@@ -258,8 +262,12 @@ class Optimizer:
                 continue
             out[label] = await self.runner.evaluate(self.skill.with_description(desc),
                                                     list(self.split.test), self.distractors,
-                                                    label=f"test: {label}")
+                                                    label=f"test: {label}", settings=settings)
         return out
+
+    def test_settings(self) -> Any:
+        s = self.runner.settings
+        return replace(s, policy="fixed") if s.policy == "decided" else s
 
     async def run(self) -> tuple[LoopState, dict[str, list[QueryResult]], bool]:
         from skilleval.trigger.experiment import run_self_check

@@ -13,6 +13,7 @@ from rich.text import Text
 from skilleval.optimize.selection import QueryOutcome, passed, run_accuracy
 from skilleval.stats import estimate, mcnemar_exact
 from skilleval.trigger.metrics import summarize
+from skilleval.trigger.policies import rates_label
 from skilleval.trigger.runner import QueryResult
 
 if TYPE_CHECKING:
@@ -113,6 +114,9 @@ def build_results(o: "Optimizer", state: "LoopState", tests: dict[str, list[Quer
         "test": {"original": test_orig, "best": test_best, "paired": test_pair,
                  "partial": partial_test},
         "train_test_gap": gap,
+        # train/validation rates come from the selection policy, test rates from the test's
+        "rates": {"selection": rates_label(o.runner.settings),
+                  "test": rates_label(o.test_settings())},
         "selection": {"paired_test": o.opt.paired_test, "alpha": o.opt.alpha,
                       "patience": o.opt.patience, "candidates": o.opt.candidates,
                       "max_iterations": o.opt.max_iterations},

@@ -65,6 +65,10 @@ QUERIES = pa.schema(IDENTITY + [
     ("fired_other", pa.int32()),
     ("threshold", pa.float64()),
     ("cached_runs", pa.int32()),
+    # run-level numbers from different policies must not be pooled: `decided`/`sequential`
+    # rows hold early-stopped rates (filter on policy = 'fixed' for unbiased ones)
+    ("policy", pa.string()),
+    ("planned_runs", pa.int32()),
 ])
 
 RUNS = pa.schema(IDENTITY + [

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from skilleval.domain import Skill
 from skilleval.errors import BudgetExhausted, HarnessError
 from skilleval.trigger.metrics import TriggerSummary, summarize
-from skilleval.trigger.policies import max_runs
+from skilleval.trigger.policies import max_runs, rates_label
 from skilleval.trigger.runner import QueryResult, TrialRunner, require_measured
 
 if TYPE_CHECKING:
@@ -60,6 +60,7 @@ def query_rows(job: "JobContext", report: TriggerEvalReport) -> list[dict[str, A
             "errors": q.errors, "timeouts": q.timeouts, "trigger_rate": q.trigger_rate,
             "verdict": q.verdict, "passed": q.passed, "fired_other": q.fired_other,
             "threshold": q.settings.threshold, "cached_runs": q.cached,
+            "policy": q.settings.policy, "planned_runs": max_runs(q.settings),
         })
     return rows
 
@@ -74,6 +75,8 @@ def run_trigger_eval(job: "JobContext") -> int:
         f"[bold]trigger_eval[/bold] {skill.name}: {len(cases)} queries × ≤{max_runs(settings)} runs "
         f"({settings.policy}), backend {job.backend.name}/{job.backend.model}, "
         f"≤{runner.max_calls(len(cases))} calls")
+    if settings.policy != "fixed":
+        job.console.print(f"[yellow]rates: {rates_label(settings)}[/yellow]")
     job.run(run_self_check(job, skill, distractors))
     partial = False
     started = time.perf_counter()
