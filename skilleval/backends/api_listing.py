@@ -74,8 +74,25 @@ def skill_input_key(cli_version: str) -> str:
     return "command" if parts < (2, 0, 75) else "skill"
 
 
-def _desc(text: str) -> str:
+def shown_description(text: str) -> str:
+    """A description as the listing shows it: on one line (the Skill tool promises "one-line
+    descriptions"), at most `MAX_DESC_CHARS`.
+
+    Why one line: a YAML block description keeps its newlines, and a blank line or a line
+    such as ``- note: ...`` inside it reads as the end of the listing or as another skill to
+    anyone parsing the listing (a model, serve-sim). Every backend that simulates what the
+    model sees (the ``stub``) decides on this same text, so both agree trial by trial."""
+    text = " ".join(text.split())
     return text if len(text) <= MAX_DESC_CHARS else text[: MAX_DESC_CHARS - 1] + "…"
+
+
+def shown_listing(listing: Sequence[ListedSkill]) -> tuple[ListedSkill, ...]:
+    """`listing` with every description as the listing shows it (same order)."""
+    return tuple(s if s.description == (d := shown_description(s.description))
+                 else ListedSkill(s.name, d) for s in listing)
+
+
+_desc = shown_description
 
 
 def listing_lines(listing: Sequence[ListedSkill]) -> str:
