@@ -102,7 +102,7 @@ def test_validate_cli_exit_codes(tmp_path: Path, skilleval_cli) -> None:
     assert "Skill is valid!" in r.stdout
     r = skilleval_cli.run("validate", str(warned), check=0)
     assert "warning:" in r.stderr and "argument-hint" in r.stderr
-    r = skilleval_cli.run("validate", str(bad), check=1)
+    r = skilleval_cli.run("validate", str(bad), check=2)  # bad input (documented 0/2/3)
     assert "error:" in r.stderr and "kebab-case" in r.stderr and "'<' or '>'" in r.stderr
     assert "Skill is valid!" not in r.stdout
     r = skilleval_cli.run("validate", str(tmp_path / "nope"), check=2)
