@@ -74,15 +74,18 @@ def skill_input_key(cli_version: str) -> str:
     return "command" if parts < (2, 0, 75) else "skill"
 
 
-def shown_description(text: str) -> str:
-    """A description as the listing shows it: on one line (the Skill tool promises "one-line
-    descriptions"), at most `MAX_DESC_CHARS`.
+_NEWLINES = re.compile(r"\s*\n\s*")
 
-    Why one line: a YAML block description keeps its newlines, and a blank line or a line
-    such as ``- note: ...`` inside it reads as the end of the listing or as another skill to
-    anyone parsing the listing (a model, serve-sim). Every backend that simulates what the
-    model sees (the ``stub``) decides on this same text, so both agree trial by trial."""
-    text = " ".join(text.split())
+
+def shown_description(text: str) -> str:
+    """A description as the listing shows it: on one line, at most `MAX_DESC_CHARS`.
+
+    The real CLI (2.1.332, recorded through serve-sim) lists a YAML block description on one
+    line: each run of line breaks becomes one space, other spacing is kept. We lay it out the
+    same way, because a blank line or a line such as ``- note: ...`` kept inside the listing
+    reads as its end, or as another skill, to anyone parsing it (a model, serve-sim). The
+    ``stub`` decides on this same text, so stub, API backend and CLI agree trial by trial."""
+    text = _NEWLINES.sub(" ", text)
     return text if len(text) <= MAX_DESC_CHARS else text[: MAX_DESC_CHARS - 1] + "…"
 
 

@@ -56,12 +56,16 @@ def _run(tmp: Path, name: str, *args: str) -> tuple[subprocess.CompletedProcess,
     return proc, rows
 
 
-def test_api_against_serve_sim_equals_stub_trial_by_trial(tmp_path: Path, sim: SimProcess) -> None:
-    skill = tmp_path / "team-digest"
+def _write_skill(tmp: Path) -> None:
+    skill = tmp / "team-digest"
     (skill / "evals").mkdir(parents=True)
     (skill / "SKILL.md").write_text(SKILL_MD)
     (skill / "evals" / "trigger_eval.json").write_text(
         json.dumps([{"query": q, "should_trigger": s} for q, s in QUERIES]))
+
+
+def test_api_against_serve_sim_equals_stub_trial_by_trial(tmp_path: Path, sim: SimProcess) -> None:
+    _write_skill(tmp_path)
     _, stub = _run(tmp_path, "stub", "backend=stub")
     sim.configure(fail_next=[529, 529, 529], retry_after_s=0.01)
     _, api = _run(tmp_path, "api", "backend=anthropic_api", f"backend.base_url={sim.url}",
@@ -73,3 +77,12 @@ def test_api_against_serve_sim_equals_stub_trial_by_trial(tmp_path: Path, sim: S
     # what the simulator parsed out of the request is the whole description, every time
     shown = {d for e in sim.log() for d in e["descriptions"]}
     assert len(shown) == 1 and "press releases or customer emails." in shown.pop()
+
+
+def test_real_cli_against_serve_sim_equals_stub_trial_by_trial(tmp_path: Path, sim: SimProcess,
+                                                               claude_bin: str) -> None:
+    _write_skill(tmp_path)
+    _, stub = _run(tmp_path, "stub", "backend=stub")
+    _, cli = _run(tmp_path, "cli", "backend=claude_cli", f"backend.executable={claude_bin}",
+                  f"backend.base_url={sim.url}")
+    assert cli == stub
