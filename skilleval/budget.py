@@ -59,11 +59,13 @@ class Budget:
             await self._settled.wait()
         self.reserve(calls)
 
-    def charge_usd(self, usd: float, calls: int = 1) -> None:
-        """Settle `calls` reserved calls that cost `usd` in all (0 for a free or failed one)."""
+    def charge_usd(self, usd: float, calls: int = 1, *, priced: bool = True) -> None:
+        """Settle `calls` reserved calls that cost `usd` in all. `priced=False` for a call
+        whose cost says nothing about the next one (it failed before an answer): a free
+        error must not set the estimate to zero."""
         self.usd += usd
         self.in_flight = max(0, self.in_flight - calls)
-        if calls:
+        if calls and (priced or usd > 0):
             per = usd / calls
             self.per_call_usd = per if self.per_call_usd is None else max(self.per_call_usd, per)
         if self._settled is not None:

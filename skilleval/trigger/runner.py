@@ -317,7 +317,7 @@ class TrialRunner:
         self.calls_made += 1
         self.cost_usd += result.cost_usd
         if self.budget is not None:
-            self.budget.charge_usd(result.cost_usd)
+            self.budget.charge_usd(result.cost_usd, priced=result.outcome.valid)
         if result.outcome.valid:
             self._memo[trial.key] = result
         if self.recorder is not None:

@@ -64,16 +64,16 @@ async def _run(backend: Any, trial: Trial, budget: Any = None) -> TrialResult:
     Control calls are paid like any other, so they go through the job's budget."""
     if budget is not None:
         await budget.areserve()
-    cost = 0.0
+    cost, priced = 0.0, False
     try:
         result = await backend.run_trial(trial)
-        cost = result.cost_usd
+        cost, priced = result.cost_usd, result.outcome.valid
         return result
     except Exception as exc:  # noqa: BLE001
         return TrialResult(trial.key, Outcome.ERROR, error=f"{type(exc).__name__}: {exc}"[:300])
     finally:
         if budget is not None:
-            budget.charge_usd(cost)
+            budget.charge_usd(cost, priced=priced)
 
 
 Recorder = Callable[[Trial, TrialResult, TriggerCase, Skill], None]

@@ -89,3 +89,23 @@ def test_calls_in_flight_are_booked_against_max_usd() -> None:
     asyncio.run(main())
     assert budget.usd <= 0.0045 and budget.calls >= 2
     assert budget.stopped and budget.in_flight == 0
+
+
+def test_a_free_error_does_not_make_the_next_calls_look_free() -> None:
+    from skilleval.budget import HEADROOM, Budget
+    from skilleval.errors import BudgetExhausted
+
+    budget = Budget(max_usd=0.01)
+    budget.reserve()
+    budget.charge_usd(0.0, priced=False)  # the first call failed before an answer
+    assert budget.per_call_usd is None  # still unknown, so the next call runs alone
+    budget.reserve()
+    budget.charge_usd(0.002)
+    assert budget.per_call_usd == 0.002
+    booked = 0
+    with pytest.raises(BudgetExhausted):
+        while True:
+            budget.reserve()
+            booked += 1
+    assert budget.usd + booked * HEADROOM * 0.002 <= 0.01
+    assert budget.stopped
