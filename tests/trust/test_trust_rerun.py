@@ -19,11 +19,12 @@ def _requests(sim: SimProcess) -> int:
 def test_rerun_of_a_finished_api_run_sends_nothing(skilleval_cli, sim: SimProcess,  # noqa: ANN001
                                                    experiment: tuple[str, ...]) -> None:
     args = (*experiment, "progress=false", "backend=anthropic_api", f"backend.base_url={sim.url}",
-            "backend.model=sim-1", "trigger.runs=2")
+            "backend.model=sim-1", "trigger.runs=1")
     env = {"ANTHROPIC_API_KEY": "sk-ant-test"}
     first = skilleval_cli.run(*args, env=env, check=0)
     sent = _requests(sim)
     assert sent > 6, "the first run pays for its trials and its self-check"
+    assert "from the store" not in first.stderr
     assert "self-check" in first.stderr
     again = skilleval_cli.run(*args, env=env, check=0)
     assert _requests(sim) == sent, f"the rerun sent {_requests(sim) - sent} requests"

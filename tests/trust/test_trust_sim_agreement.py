@@ -48,7 +48,7 @@ def _run(tmp: Path, name: str, *args: str) -> tuple[subprocess.CompletedProcess,
            "ANTHROPIC_API_KEY": "sk-ant-test"}
     proc = subprocess.run([sys.executable, "-m", "skilleval.cli", "+experiment=trigger_eval",
                            "progress=false", f"skill={tmp / 'team-digest'}", "backend.model=sim-1",
-                           "trigger.runs=3", "trigger.policy=fixed", *args],
+                           "trigger.policy=fixed", *args],
                           env=env, capture_output=True, text=True, timeout=300, cwd=tmp)
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = Store(tmp / name).query("select query, repeat, outcome, fired from trials "
@@ -66,10 +66,10 @@ def _write_skill(tmp: Path) -> None:
 
 def test_api_against_serve_sim_equals_stub_trial_by_trial(tmp_path: Path, sim: SimProcess) -> None:
     _write_skill(tmp_path)
-    _, stub = _run(tmp_path, "stub", "backend=stub")
+    _, stub = _run(tmp_path, "stub", "backend=stub", "trigger.runs=3")
     sim.configure(fail_next=[529, 529, 529], retry_after_s=0.01)
     _, api = _run(tmp_path, "api", "backend=anthropic_api", f"backend.base_url={sim.url}",
-                  "backend.retry_base_s=0.01", "backend.retry_max_s=0.05")
+                  "backend.retry_base_s=0.01", "backend.retry_max_s=0.05", "trigger.runs=3")
     assert len(stub) == len(api) == 3 * len(QUERIES)
     assert api == stub
     assert any(r["outcome"] == "triggered" for r in stub) and any(
@@ -81,8 +81,8 @@ def test_api_against_serve_sim_equals_stub_trial_by_trial(tmp_path: Path, sim: S
 
 def test_real_cli_against_serve_sim_equals_stub_trial_by_trial(tmp_path: Path, sim: SimProcess,
                                                                claude_bin: str) -> None:
-    _write_skill(tmp_path)
-    _, stub = _run(tmp_path, "stub", "backend=stub")
+    _write_skill(tmp_path)  # 10 queries x 2 runs: 20 real CLI processes (+ 6 self-check)
+    _, stub = _run(tmp_path, "stub", "backend=stub", "trigger.runs=2")
     _, cli = _run(tmp_path, "cli", "backend=claude_cli", f"backend.executable={claude_bin}",
-                  f"backend.base_url={sim.url}")
-    assert cli == stub
+                  f"backend.base_url={sim.url}", "trigger.runs=2")
+    assert len(cli) == 20 and cli == stub
