@@ -51,6 +51,10 @@ class Optimizer:
     def prepare(self) -> None:
         job = self.job
         self.skill: Skill = job.load_skill()
+        if self.opt.apply:
+            from skilleval.optimize.apply import preflight
+
+            preflight(self.skill)
         self.cases: list[TriggerCase] = job.load_cases(self.skill)
         check_two_classes(self.cases, f"the eval set {job.cases_path(self.skill)}")
         self.distractors = job.load_distractors()
@@ -328,9 +332,9 @@ def run_trigger_opt(job: "JobContext") -> int:
                        exit_reason=state.exit_reason, best_test=result.get("best_test_score"),
                        original_test=result.get("original_test_score"))
     if opt.apply:
-        from skilleval.optimize.apply import apply_description
+        from skilleval.optimize.apply import apply_best
 
-        apply_description(job, o.skill, state.best.description)
+        job.summary["apply"] = apply_best(job, o.skill, state, tests, partial_test)
     return 0
 
 
