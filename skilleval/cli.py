@@ -102,6 +102,9 @@ def _run_hydra(args: list[str]) -> int:
     from skilleval.config import prepare_hydra
 
     prepare_hydra()
+    from skilleval.variants.expand import expand_variant_args
+
+    args = expand_variant_args(args)  # variant='glob(*)' -> the variants file's names
     # Let configuration errors reach us (instead of Hydra printing a trace and exiting 1).
     os.environ["HYDRA_FULL_ERROR"] = "1"
     warnings.filterwarnings("ignore", message=r"provider=hydra\.searchpath in main, path=.* is not available")

@@ -39,6 +39,8 @@ def results_json(report: "TriggerEvalReport", job: "JobContext") -> dict[str, An
     return {
         "skill_name": report.skill.name,
         "description": report.skill.description,
+        "variant": job.variant.name if job.variant is not None else "",
+        "description_hash": job.description_hash,
         "results": results,
         "summary": {"total": s.total_queries, "passed": s.passed, "failed": s.failed,
                     "insufficient": s.insufficient},
