@@ -15,6 +15,11 @@ writes what a careful author would, from the train failures and the skill itself
 
 Candidate ``variant`` k changes how much of each part goes in and the sentence shapes, so a
 batch explores short and long, body-led and vocabulary-led descriptions.
+
+It knows only what a writer knows: English function words (a list written from scratch) and
+the published Snowball stemmer. Nothing comes from the simulator (`skilleval/sim/`), whose
+word lists and exclusion patterns an offline result must not be tuned to
+(``tests/optimize/test_no_sim_internals.py``).
 """
 from __future__ import annotations
 
