@@ -60,6 +60,8 @@ class JobContext:
     out: Console = field(default_factory=Console)
     overrides: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    variant: Any = None  # skilleval.variants.source.Choice, set by run_job
+    description_hash: str = ""
     timing: dict[str, float] = field(default_factory=dict)
     _progress: Progress | None = None
     _loop: asyncio.AbstractEventLoop | None = None
@@ -93,10 +95,19 @@ class JobContext:
     # -- inputs -------------------------------------------------------------------------
 
     def load_skill(self, key: str = "skill") -> Skill:
+        """The skill under test, with the job's description variant (if any) applied."""
         path = self.cfg.get(key)
         if not path:
             raise UserError(f"no skill given: pass {key}=PATH to a skill folder")
-        return load_skill(path)
+        skill = load_skill(path)
+        if key == "skill":
+            from skilleval.variants.source import description_hash
+
+            if self.variant.description is not None:
+                skill = skill.with_description(self.variant.description)
+            self.description_hash = description_hash(skill.description)
+            self.summary.update(variant=self.variant.name, description_hash=self.description_hash)
+        return skill
 
     def cases_path(self, skill: Skill) -> Path:
         cases = self.cfg.get("cases")
@@ -205,12 +216,15 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     budget_cfg = cfg.get("budget") or {}
     budget = Budget(checked_number("budget.max_calls", budget_cfg.get("max_calls"), int, none=True),
                     checked_number("budget.max_usd", budget_cfg.get("max_usd"), float, none=True))
+    from skilleval.variants.source import choose
+
+    variant = choose(cfg)  # every variant validated before any call (exit 2 names it)
     experiment = registry.build("experiment", {"name": exp.kind})
     from skilleval.gates import check_supported, run_gates
 
     gates = check_supported(cfg, experiment, exp.get("name", exp.kind))
     job = JobContext(cfg, registry, store, run_id, sweep_id, job_num, exp.get("name", exp.kind),
-                     output_dir, backend, budget, overrides=overrides)
+                     output_dir, backend, budget, overrides=overrides, variant=variant)
     output_dir.mkdir(parents=True, exist_ok=True)
     runs = store.writer("runs", job.experiment, run_id)
     _write_run_row(job, runs, "running")
@@ -269,5 +283,7 @@ def _write_run_row(job: JobContext, writer: Any, status: str) -> None:
         "calls_cached": int(job.summary.get("calls_cached", 0)),
         "cost_usd": float(job.summary.get("cost_usd", 0.0)),
         "summary_json": json.dumps(job.summary, default=str),
+        "variant": job.variant.name if job.variant is not None else "",
+        "description_hash": job.description_hash,
     }])
     writer.flush()

@@ -46,6 +46,10 @@ class Optimizer:
     def prepare(self) -> None:
         job = self.job
         self.skill: Skill = job.load_skill()
+        if self.opt.apply:
+            from skilleval.optimize.apply import preflight
+
+            preflight(self.skill)
         self.cases: list[TriggerCase] = job.load_cases(self.skill)
         check_two_classes(self.cases, f"the eval set {job.cases_path(self.skill)}")
         self.distractors = job.load_distractors()
@@ -338,9 +342,9 @@ def run_trigger_opt(job: "JobContext") -> int:
                        original_test=result.get("original_test_score"),
                        gate_metrics=gate_estimates((result.get("test") or {}).get("best") or {}))
     if opt.apply:
-        from skilleval.optimize.apply import apply_description
+        from skilleval.optimize.apply import apply_best
 
-        apply_description(job, o.skill, state.best.description)
+        job.summary["apply"] = apply_best(job, o.skill, state, tests, partial_test)
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from rich.table import Table
@@ -104,6 +105,8 @@ def build_results(o: "Optimizer", state: "LoopState", tests: dict[str, list[Quer
         "history": history,
         # ours
         "skill_name": o.skill.name,
+        "variant": o.job.variant.name if o.job.variant is not None else "",
+        "description_hash": o.job.description_hash,  # of the starting description
         "validation_size": len(o.split.validation),
         "splitter": o.splitter_name,
         "selected_by": "validation" if o.split.validation else "train",
@@ -136,6 +139,23 @@ def write_outputs(o: "Optimizer", result: dict[str, Any]) -> None:
     (out / "results.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n",
                                       encoding="utf-8")
     (out / "best_description.txt").write_text(result["best_description"] + "\n", encoding="utf-8")
+    write_variants(out / "variants.yaml", result)
+
+
+def write_variants(path: Path, result: dict[str, Any]) -> None:
+    """Every description the loop scored, and the best, as ``variants=`` input (issue 15):
+    ``skilleval -m +experiment=trigger_eval variants=PATH variant='glob(*)' backend.model=a,b``
+    re-measures them on other models (trials already measured come from the cache)."""
+    import yaml
+
+    table: dict[str, str] = {}
+    for h in result["history"]:
+        name = "original" if h["iteration"] == 0 else f"it{h['iteration']}-c{h['candidate']}"
+        table[name] = h["description"]
+    table["best"] = result["best_description"]
+    path.write_text("# name -> description, written by trigger_opt (every candidate scored)\n"
+                    + yaml.safe_dump(table, sort_keys=False, allow_unicode=True, width=10_000),
+                    encoding="utf-8")
 
 
 def word_diff(old: str, new: str) -> Text:

@@ -54,6 +54,8 @@ def results_json(report: "TriggerEvalReport", job: "JobContext") -> dict[str, An
         "metrics": metrics,
         # how to read every rate in this file (early-stopped rates are biased)
         "rates": rates_label(settings),
+        "variant": job.variant.name if job.variant is not None else "",
+        "description_hash": job.description_hash,
         "run_id": job.run_id, "sweep_id": job.sweep_id, "job_num": job.job_num,
         "backend": job.backend.name, "model": job.backend.model,
         "settings": asdict(report.runner.settings),

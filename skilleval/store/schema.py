@@ -85,4 +85,6 @@ RUNS = pa.schema(IDENTITY + [
     ("calls_cached", pa.int64()),
     ("cost_usd", pa.float64()),
     ("summary_json", pa.string()),
+    ("variant", pa.string()),  # the description variant measured ("" = SKILL.md's own)
+    ("description_hash", pa.string()),  # sha256[:16] of the description measured
 ])

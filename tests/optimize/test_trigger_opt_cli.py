@@ -98,13 +98,17 @@ def test_apply_writes_a_valid_skill_and_keeps_a_backup(cli, tmp_path):
     skill = tmp_path / "changelog-writer"
     shutil.copytree(EXAMPLE, skill)
     before = (skill / "SKILL.md").read_text()
-    out = cli.run("+experiment=trigger_opt", f"skill={skill}", "optimize.apply=true", "proposer=stub")
+    out = cli.run("+experiment=trigger_opt", f"skill={skill}", "optimize.apply=true",
+                  "distractors=${example_distractors:}")  # listed as for the bundled copy
     assert out.returncode == 0, out.stderr
     after = (skill / "SKILL.md").read_text()
     res = cli.results()[-1]
     assert res["best_description"] in after.replace("\n  ", " ") or res["best_description"] in after
     assert after.split("\n---\n", 1)[1] == before.split("\n---\n", 1)[1]  # body kept
-    assert [p.read_text() for p in skill.glob("SKILL.md.bak-*")] == [before]
+    assert "wrote the best description" in out.stderr  # best won on validation and on test
+    folder = next(cli.outputs.rglob("results.json")).parent
+    assert [p.read_text() for p in folder.glob("SKILL.md.bak-*")] == [before]
+    assert not list(skill.glob("SKILL.md.bak-*"))
     assert cli.run("validate", str(skill)).returncode == 0
 
 
