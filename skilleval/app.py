@@ -10,6 +10,7 @@ import asyncio
 import datetime as dt
 import hashlib
 import json
+import sys
 import time
 import uuid
 from contextlib import contextmanager
@@ -26,7 +27,7 @@ from skilleval.budget import Budget
 from skilleval.checks import checked_number  # noqa: F401  (also imported from here)
 from skilleval.datasets import default_cases_path, load_trigger_cases
 from skilleval.domain import Skill, TriggerCase
-from skilleval.errors import HarnessError, UserError
+from skilleval.errors import BudgetExhausted, HarnessError, UserError
 from skilleval.events import JobEnd, JobStart
 from skilleval.progress import LiveProgress, PlainProgress
 from skilleval.registry import Registry
@@ -59,6 +60,8 @@ class JobContext:
     out: Console = field(default_factory=Console)
     overrides: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    variant: Any = None  # skilleval.variants.source.Choice, set by run_job
+    description_hash: str = ""
     timing: dict[str, float] = field(default_factory=dict)
     _progress: Progress | None = None
     _loop: asyncio.AbstractEventLoop | None = None
@@ -97,10 +100,19 @@ class JobContext:
     # -- inputs -------------------------------------------------------------------------
 
     def load_skill(self, key: str = "skill") -> Skill:
+        """The skill under test, with the job's description variant (if any) applied."""
         path = self.cfg.get(key)
         if not path:
             raise UserError(f"no skill given: pass {key}=PATH to a skill folder")
-        return load_skill(path)
+        skill = load_skill(path)
+        if key == "skill":
+            from skilleval.variants.source import description_hash
+
+            if self.variant.description is not None:
+                skill = skill.with_description(self.variant.description)
+            self.description_hash = description_hash(skill.description)
+            self.summary.update(variant=self.variant.name, description_hash=self.description_hash)
+        return skill
 
     def cases_path(self, skill: Skill) -> Path:
         cases = self.cfg.get("cases")
@@ -218,12 +230,15 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     budget_cfg = cfg.get("budget") or {}
     budget = Budget(checked_number("budget.max_calls", budget_cfg.get("max_calls"), int, none=True),
                     checked_number("budget.max_usd", budget_cfg.get("max_usd"), float, none=True))
+    from skilleval.variants.source import choose
+
+    variant = choose(cfg)  # every variant validated before any call (exit 2 names it)
     experiment = registry.build("experiment", {"name": exp.kind})
     from skilleval.gates import check_supported, run_gates
 
     gates = check_supported(cfg, experiment, exp.get("name", exp.kind))
     job = JobContext(cfg, registry, store, run_id, sweep_id, job_num, exp.get("name", exp.kind),
-                     output_dir, backend, budget, overrides=overrides)
+                     output_dir, backend, budget, overrides=overrides, variant=variant)
     job.executor_built = registry.build("executor", cfg.get("executor") or "local")
     output_dir.mkdir(parents=True, exist_ok=True)
     runs = store.writer("runs", job.experiment, run_id)
@@ -236,10 +251,19 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         if code == 0 and gates.active:
             code = run_gates(job, gates)
         status = {0: "done", 1: "gate_failed", 3: "harness_error"}.get(code, "failed")
+        if budget.stopped and code in (0, 3, 4):  # never silent, whatever caught the stop
+            code, status = _budget_stop(job, budget.stopped), "budget_stopped"
         return code
-    except HarnessError:
-        status = "harness_error"
-        raise
+    except BudgetExhausted as exc:
+        status = "budget_stopped"
+        return _budget_stop(job, budget.stopped or str(exc))
+    except HarnessError as exc:
+        if not budget.stopped:
+            status = "harness_error"
+            raise
+        print(f"skilleval: {exc}", file=sys.stderr)
+        status = "budget_stopped"
+        return _budget_stop(job, budget.stopped)
     except KeyboardInterrupt:
         status = "interrupted"
         raise
@@ -250,6 +274,14 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         job.close()
         pm.hook.on_job_end(event=JobEnd(run_id, job.experiment, status, output_dir, job.summary))
         FINISHED.append(JobOutcome(job_num, run_id, sweep_id, job.experiment, status, overrides, job.summary))
+
+
+def _budget_stop(job: JobContext, why: str) -> int:
+    """A budget stop is never silent: one line on stderr, the summary marked, exit 4."""
+    job.summary["budget_stop"] = why
+    print(f"skilleval: budget stop: {why}; what was measured before it is stored and "
+          "reported as partial (exit 4)", file=sys.stderr)
+    return BudgetExhausted.exit_code
 
 
 def _write_run_row(job: JobContext, writer: Any, status: str) -> None:
@@ -266,5 +298,7 @@ def _write_run_row(job: JobContext, writer: Any, status: str) -> None:
         "calls_cached": int(job.summary.get("calls_cached", 0)),
         "cost_usd": float(job.summary.get("cost_usd", 0.0)),
         "summary_json": json.dumps(job.summary, default=str),
+        "variant": job.variant.name if job.variant is not None else "",
+        "description_hash": job.description_hash,
     }])
     writer.flush()

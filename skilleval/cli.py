@@ -145,7 +145,9 @@ def _run_hydra(args: list[str]) -> int:
 
     prepare_hydra()
     from skilleval.strict import check_overrides
+    from skilleval.variants.expand import expand_variant_args
 
+    args = expand_variant_args(args)  # variant='glob(*)' -> the variants file's names
     check_overrides(args)
     # Let configuration errors reach us (instead of Hydra printing a trace and exiting 1).
     os.environ["HYDRA_FULL_ERROR"] = "1"

@@ -121,15 +121,16 @@ def validate_main(argv: list[str]) -> int:
     from skilleval.skills import validate_skill
 
     p = _Parser(prog="skilleval validate", description="Check a skill folder's SKILL.md "
-                "(skill-creator's rules; Claude Code's extra keys are warnings).")
+                "(skill-creator's rules; Claude Code's extra keys are warnings). Exit codes: "
+                "0 valid (warnings allowed), 2 invalid (every problem listed on stderr).")
     p.add_argument("path")
     args = p.parse_args(argv)
     problems = validate_skill(args.path)
     for prob in problems:
         print(f"{prob.level}: {prob.message}", file=sys.stderr)
     errors = [x for x in problems if x.level == "error"]
-    if errors:
-        return 1
+    if errors:  # an invalid skill is bad input: the documented code is 2, not 1 (a failed gate)
+        return UserError.exit_code
     print("Skill is valid!")
     return 0
 

@@ -1,6 +1,7 @@
 """Interval estimates and paired tests, on top of scipy.
 
 Everything here returns plain floats so results serialise straight to JSON and Parquet.
+Every function is cross-checked against scipy / statsmodels in ``tests/trust/test_trust_stats.py``.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
 
     Written out (it is four lines) instead of scipy's ``binomtest(...).proportion_ci``
     because importing scipy.stats costs ~1.4 s at every CLI start; the two agree to 1e-12
-    (tests/spine checks against scipy).
+    (``tests/trust/test_trust_stats.py`` checks against scipy and statsmodels).
     """
     if n <= 0:
         return (0.0, 1.0)

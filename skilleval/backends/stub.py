@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from skilleval.backends.api_listing import shown_listing
 from skilleval.backends.base import BaseBackend
 from skilleval.domain import Completion, ListedSkill, Outcome, Trial, TrialResult
 from skilleval.excerpt import make_excerpt
@@ -115,8 +116,11 @@ class StubBackend(BaseBackend):
                                 error="simulated backend error")
         if fault < p.error_rate + p.timeout_rate:
             return self._result(trial, Outcome.TIMEOUT, start, retries, 0, error="simulated timeout")
-        seed = sim.draw_seed(self.model, trial.listing, trial.query, trial.repeat)
-        decision = sim.decide(trial.listing, trial.query, self.model, seed, self.sim_params).fired
+        # The model sees the listing as the API backend renders it (one line per skill), and
+        # decides on that: the same text serve-sim parses out of a real request.
+        listing = _shown(trial.listing)
+        seed = sim.draw_seed(self.model, listing, trial.query, trial.repeat)
+        decision = sim.decide(listing, trial.query, self.model, seed, self.sim_params).fired
         outcome = Outcome.TRIGGERED if decision == trial.target else Outcome.NOT_TRIGGERED
         return self._result(trial, outcome, start, retries, tokens_in, fired=decision,
                             output_tokens=20 if decision else 60,
@@ -161,6 +165,11 @@ class StubBackend(BaseBackend):
         self.calls += 1
         await self._latency(request.key)
         return simulate_execution(request, self)
+
+
+@lru_cache(maxsize=4096)
+def _shown(listing: tuple[ListedSkill, ...]) -> tuple[ListedSkill, ...]:
+    return shown_listing(listing)
 
 
 @lru_cache(maxsize=4096)

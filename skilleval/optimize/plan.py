@@ -11,9 +11,9 @@ from skilleval.optimize.splitters import Split
 
 @dataclass
 class OptimizeSettings:
-    candidates: int = 3
+    candidates: int = 2  # see conf/optimize/default.yaml for why 2 and 2
     max_iterations: int = 5
-    patience: int = 1
+    patience: int = 2
     alpha: float = 0.1
     paired_test: str = "mcnemar"  # mcnemar | sign
     screen: bool = True  # rank candidates on one run per query; only the top one gets all runs

@@ -29,6 +29,8 @@ SCHEMAS: dict[str, pa.Schema] = {
     "trials": schemas.TRIALS,
     "queries": schemas.QUERIES,
     "runs": schemas.RUNS,
+    # self-check control trials: shaped like trials, kept apart so no metric counts them
+    "controls": schemas.TRIALS,
 }
 
 # Views that are more than `select *` over the parts.

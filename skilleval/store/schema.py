@@ -66,6 +66,10 @@ QUERIES = pa.schema(IDENTITY + [
     ("fired_other", pa.int32()),
     ("threshold", pa.float64()),
     ("cached_runs", pa.int32()),
+    # run-level numbers from different policies must not be pooled: `decided`/`sequential`
+    # rows hold early-stopped rates (filter on policy = 'fixed' for unbiased ones)
+    ("policy", pa.string()),
+    ("planned_runs", pa.int32()),
 ])
 
 RUNS = pa.schema(IDENTITY + [
@@ -81,4 +85,6 @@ RUNS = pa.schema(IDENTITY + [
     ("calls_cached", pa.int64()),
     ("cost_usd", pa.float64()),
     ("summary_json", pa.string()),
+    ("variant", pa.string()),  # the description variant measured ("" = SKILL.md's own)
+    ("description_hash", pa.string()),  # sha256[:16] of the description measured
 ])

@@ -13,7 +13,7 @@ from skilleval.domain import Skill
 from skilleval.errors import BudgetExhausted, HarnessError
 from skilleval.gates import estimates as gate_estimates
 from skilleval.trigger.metrics import TriggerSummary, summarize
-from skilleval.trigger.policies import max_runs
+from skilleval.trigger.policies import max_runs, rates_label
 from skilleval.trigger.runner import QueryResult, TrialRunner, require_measured
 
 if TYPE_CHECKING:
@@ -36,10 +36,20 @@ class TriggerEvalReport:
 async def run_self_check(job: "JobContext", skill: Skill, distractors: list[Skill]) -> None:
     """Prove the harness measures before paying for a run (real backends only)."""
     if job.backend.needs_self_check and job.cfg.trigger.get("self_check", True):
-        from skilleval.trigger.selfcheck import self_check
+        from skilleval.trigger.runner import trial_rows_recorder
+        from skilleval.trigger.selfcheck import REPEATS, self_check
 
         job.console.print("[dim]self-check: positive and negative controls…[/dim]")
-        await self_check(job.backend, skill, distractors)
+        writer = job.store.writer("controls", job.experiment, job.run_id)
+        recorder = trial_rows_recorder(writer, job.identity_row(), job.backend)
+        try:
+            sent = await self_check(job.backend, skill, distractors, job.budget,
+                                    store=job.store, recorder=recorder)
+        finally:
+            writer.flush()
+        if sent == 0:
+            job.console.print(f"[dim]self-check: all {2 * REPEATS} control trials read from the "
+                              "store (same skill, listing and backend); nothing sent[/dim]")
 
 
 def query_rows(job: "JobContext", report: TriggerEvalReport) -> list[dict[str, Any]]:
@@ -54,6 +64,7 @@ def query_rows(job: "JobContext", report: TriggerEvalReport) -> list[dict[str, A
             "errors": q.errors, "timeouts": q.timeouts, "trigger_rate": q.trigger_rate,
             "verdict": q.verdict, "passed": q.passed, "fired_other": q.fired_other,
             "threshold": q.settings.threshold, "cached_runs": q.cached,
+            "policy": q.settings.policy, "planned_runs": max_runs(q.settings),
         })
     return rows
 
@@ -71,6 +82,8 @@ def run_trigger_eval(job: "JobContext") -> int:
         f"[bold]trigger_eval[/bold] {skill.name}: {len(cases)} queries × ≤{max_runs(settings)} runs "
         f"({settings.policy}), backend {job.backend.name}/{job.backend.model}, "
         f"≤{runner.max_calls(len(cases))} calls")
+    if settings.policy != "fixed":
+        job.console.print(f"[yellow]rates: {rates_label(settings)}[/yellow]")
     partial = False
     started = time.perf_counter()
     with job.progress():  # the self-check too: a slow backend shows as alive, not silent

@@ -119,6 +119,23 @@ def require_measured(results: Sequence[QueryResult]) -> None:
 Recorder = Callable[[Trial, TrialResult, TriggerCase, Skill], None]
 
 
+def load_valid(store: Store, table: str, keys: Sequence[str]) -> dict[str, TrialResult]:
+    """The stored valid outcomes (never an error or timeout) of `keys` in a trials-shaped table."""
+    found = store.lookup(table, "key", list(keys), where="t.outcome IN ('triggered', 'not_triggered')")
+    out = {}
+    for row in found.to_pylist():
+        out[row["key"]] = TrialResult(
+            key=row["key"], outcome=Outcome(row["outcome"]), fired=row["fired"],
+            position=row["position"], latency_ms=row["latency_ms"] or 0.0,
+            input_tokens=row["input_tokens"] or 0, output_tokens=row["output_tokens"] or 0,
+            cache_read_tokens=row["cache_read_tokens"] or 0,
+            cache_write_tokens=row["cache_write_tokens"] or 0, cost_usd=row["cost_usd"] or 0.0,
+            retries=row["retries"] or 0, error=row["error"], backend_version=row["backend_version"],
+            shown=tuple(row["shown"]) if row["shown"] is not None else None,
+            excerpt=row.get("excerpt"))
+    return out
+
+
 @dataclass
 class _QueryState:
     """Book-keeping of one query while it runs: its trials are built lazily, by repeat."""
@@ -193,18 +210,7 @@ class TrialRunner:
                   if (k := self.key(ldigest, target, c.query, r)) not in self._memo]
         if not wanted:
             return
-        table = self.store.lookup("trials", "key", wanted,
-                                  where="t.outcome IN ('triggered', 'not_triggered')")
-        for row in table.to_pylist():
-            self._memo[row["key"]] = TrialResult(
-                key=row["key"], outcome=Outcome(row["outcome"]), fired=row["fired"],
-                position=row["position"], latency_ms=row["latency_ms"] or 0.0,
-                input_tokens=row["input_tokens"] or 0, output_tokens=row["output_tokens"] or 0,
-                cache_read_tokens=row["cache_read_tokens"] or 0,
-                cache_write_tokens=row["cache_write_tokens"] or 0, cost_usd=row["cost_usd"] or 0.0,
-                retries=row["retries"] or 0, error=row["error"], backend_version=row["backend_version"],
-                shown=tuple(row["shown"]) if row["shown"] is not None else None,
-                excerpt=row.get("excerpt"))
+        self._memo.update(load_valid(self.store, "trials", wanted))
 
     # -- running ------------------------------------------------------------------------
 
@@ -306,7 +312,7 @@ class TrialRunner:
             return None
         if self.budget is not None:
             try:
-                self.budget.reserve()
+                await self.budget.areserve()
             except BudgetExhausted as exc:
                 self._budget_stop = exc
                 return None
@@ -317,7 +323,7 @@ class TrialRunner:
         self.calls_made += 1
         self.cost_usd += result.cost_usd
         if self.budget is not None:
-            self.budget.charge_usd(result.cost_usd)
+            self.budget.charge_usd(result.cost_usd, priced=result.outcome.valid)
         if result.outcome.valid:
             self._memo[trial.key] = result
         if self.recorder is not None:

@@ -234,6 +234,6 @@ def test_multirun_writes_every_report_and_ends_with_one_table(skilleval_cli) -> 
 
 
 def test_gates_are_not_checked_on_a_budget_stopped_run(skilleval_cli) -> None:  # noqa: ANN001
-    r = skilleval_cli.run("+experiment=trigger_eval", "+budget=default", "budget.max_calls=5",
+    r = skilleval_cli.run("+experiment=trigger_eval", "budget.max_calls=5",
                           "gate.min_recall=0.0", check=4)
     assert "gates not checked" in r.stderr and "gate passed" not in r.stdout
