@@ -95,3 +95,17 @@ def test_cli_trigger_eval_with_embed_records_the_fit(skilleval_cli) -> None:
     trials = json.loads(skilleval_cli.run("sql", "select count(*) as n, min(backend) as b from trials",
                                           "--format", "json", check=0).stdout)
     assert trials[0]["n"] >= 20 and trials[0]["b"] == "embed"
+
+
+def test_attribute_and_routing_run_on_embed(skilleval_cli) -> None:
+    skill = REPO / "tests" / "fixtures" / "attribute" / "tidy"
+    cases = REPO / "experiments" / "csv-tidy" / "evals" / "trigger_eval.json"
+    skilleval_cli.run("+experiment=attribute", f"skill={skill}", f"cases={cases}", "backend=embed",
+                      "progress=false", check=0)
+    [path] = list(skilleval_cli.outputs.rglob("results.json"))
+    res = json.loads(path.read_text())
+    assert res["ranking"][0] == 0 and res["attribution"][0]["shapley_recall"]["low"] > 0
+    r = skilleval_cli.run("+experiment=routing", "skills=bundled",
+                          f"cases={REPO / 'experiments' / 'routing' / 'cases.json'}",
+                          "backend=embed", "progress=false", check=0)
+    assert "routing confusion matrix" in r.stdout
