@@ -36,6 +36,7 @@ from skilleval.backends.cli_stream import CliRun
 from skilleval.backends.pricing import cost_usd
 from skilleval.domain import Completion, Outcome, Trial, TrialResult
 from skilleval.errors import HarnessError, UserError
+from skilleval.excerpt import make_excerpt
 from skilleval.sim.protocol import SIM_KEY, hint_value, is_loopback
 
 _SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
@@ -152,7 +153,8 @@ class ClaudeCliBackend(BaseBackend):
             output_tokens=tokens.output_tokens, cache_read_tokens=tokens.cache_read_tokens,
             cache_write_tokens=tokens.cache_write_5m_tokens + tokens.cache_write_1h_tokens,
             cost_usd=cost, retries=retries, error=_scrub(error),
-            backend_version=f"claude-cli/{run.version or self.cli_version}", shown=run.shown)
+            backend_version=f"claude-cli/{run.version or self.cli_version}", shown=run.shown,
+            excerpt=make_excerpt(run.said))
 
     async def _run_once(self, trial: Trial) -> tuple[CliRun, str]:
         """One CLI process. Status: ok | timeout | exit N: <stderr tail>."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from skilleval.backends.base import BaseBackend
 from skilleval.domain import Completion, ListedSkill, Outcome, Trial, TrialResult
+from skilleval.excerpt import make_excerpt
 from skilleval.sim import model as sim
 from skilleval.sim.completion import respond
 
@@ -118,18 +119,20 @@ class StubBackend(BaseBackend):
         decision = sim.decide(trial.listing, trial.query, self.model, seed, self.sim_params).fired
         outcome = Outcome.TRIGGERED if decision == trial.target else Outcome.NOT_TRIGGERED
         return self._result(trial, outcome, start, retries, tokens_in, fired=decision,
-                            output_tokens=20 if decision else 60)
+                            output_tokens=20 if decision else 60,
+                            excerpt=(f"[simulated] → Skill({decision})" if decision
+                                     else "[simulated] answered without calling a skill"))
 
     def _result(self, trial: Trial, outcome: Outcome, start: float, retries: int, tokens_in: int,
                 *, fired: str | None = None, error: str | None = None,
-                output_tokens: int = 0) -> TrialResult:
+                output_tokens: int = 0, excerpt: str | None = None) -> TrialResult:
         return TrialResult(
             key=trial.key, outcome=outcome, fired=fired, position=0 if fired else None,
             latency_ms=(time.perf_counter() - start) * 1000, input_tokens=tokens_in,
             output_tokens=output_tokens,
             cost_usd=self.estimate_cost_usd(tokens_in, output_tokens) or 0.0,
             retries=retries, error=error, backend_version=self.harness_version,
-            shown=_names(trial.listing),
+            shown=_names(trial.listing), excerpt=make_excerpt([excerpt or ""]),
         )
 
     def estimate_cost_usd(self, input_tokens: int, output_tokens: int) -> float | None:

@@ -45,6 +45,7 @@ TRIALS = pa.schema(IDENTITY + [
     ("error", pa.string()),
     ("backend_version", pa.string()),
     ("shown", pa.list_(pa.string())),
+    ("excerpt", pa.string()),  # <= 200 chars of what the model did, secrets redacted
 ])
 
 QUERIES = pa.schema(IDENTITY + [

@@ -198,7 +198,8 @@ class TrialRunner:
                 cache_read_tokens=row["cache_read_tokens"] or 0,
                 cache_write_tokens=row["cache_write_tokens"] or 0, cost_usd=row["cost_usd"] or 0.0,
                 retries=row["retries"] or 0, error=row["error"], backend_version=row["backend_version"],
-                shown=tuple(row["shown"]) if row["shown"] is not None else None)
+                shown=tuple(row["shown"]) if row["shown"] is not None else None,
+                excerpt=row.get("excerpt"))
 
     # -- running ------------------------------------------------------------------------
 
@@ -336,6 +337,7 @@ def trial_rows_recorder(writer: PartWriter, identity: dict[str, Any], backend: B
             "cost_usd": r.cost_usd, "retries": r.retries, "error": r.error,
             "backend_version": r.backend_version,
             "shown": list(r.shown) if r.shown is not None else None,
+            "excerpt": r.excerpt,
         })
 
     return record
