@@ -240,6 +240,8 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     job = JobContext(cfg, registry, store, run_id, sweep_id, job_num, exp.get("name", exp.kind),
                      output_dir, backend, budget, overrides=overrides, variant=variant)
     job.executor_built = registry.build("executor", cfg.get("executor") or "local")
+    # What answered (and, for a calibrated backend like `embed`, its fit) travels with the run.
+    job.summary["backend_identity"] = backend.identity()
     output_dir.mkdir(parents=True, exist_ok=True)
     runs = store.writer("runs", job.experiment, run_id)
     _write_run_row(job, runs, "running")

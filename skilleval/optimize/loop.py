@@ -61,6 +61,12 @@ class Optimizer:
         self.key = run_key(job.cfg, self.skill, self.cases)
         self.states = StateStore(job.store, job.identity_row(), self.skill.name, self.key)
         self.plan = make_plan(self.split, max_runs(self.runner.settings), self.opt, self.proposer)
+        self.prescreen = None
+        if self.opt.prescreen:
+            from skilleval.optimize.prescreen import Prescreener
+
+            self.job.registry.get("backend", self.opt.prescreen)  # unknown name: exit 2 now
+            self.prescreen = Prescreener(self.opt.prescreen, self.opt.prescreen_keep)
 
     def check_budget(self) -> None:
         b, plan = self.job.budget, self.plan
@@ -181,6 +187,8 @@ class Optimizer:
                 state.exit_reason = f"no_new_candidates (iteration {it})"
                 self.states.checkpoint(state, [])
                 break
+            if self.prescreen is not None:
+                proposals = await self.prescreen.select(self, it, proposals)
             new: list[Entry] = []
             screen = screening(self.opt) and len(proposals) > 1
             for k, prop in enumerate(proposals):
@@ -339,6 +347,9 @@ def run_trigger_opt(job: "JobContext") -> int:
     job.summary.update(calls_made=calls, calls_cached=o.runner.calls_cached,
                        cost_usd=o.runner.cost_usd + o.proposer_cost,
                        exit_reason=state.exit_reason, best_test=result.get("best_test_score"),
+                       prescreen=None if o.prescreen is None else {
+                           "backend": o.prescreen.backend_name, "dropped": o.prescreen.dropped,
+                           "iterations": o.prescreen.log},
                        original_test=result.get("original_test_score"),
                        gate_metrics=gate_estimates((result.get("test") or {}).get("best") or {}))
     if opt.apply:
