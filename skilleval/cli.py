@@ -12,6 +12,7 @@ import warnings
 from typing import Callable
 
 from skilleval.errors import SkillevalError
+from skilleval.terminal import visible_line
 
 _exit_codes: list[int] = []
 
@@ -80,7 +81,7 @@ def _one_line(exc: BaseException) -> str:
 
 def _report(exc: SkillevalError) -> None:
     if exc.exit_code:
-        print(f"skilleval: error: {exc}", file=sys.stderr)
+        print(f"skilleval: error: {visible_line(exc)}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -112,14 +113,14 @@ def _run_hydra(args: list[str]) -> int:
     except SkillevalError:
         raise
     except (HydraException, OmegaConfBaseException) as exc:
-        print(f"skilleval: config error: {_one_line(exc)}", file=sys.stderr)
+        print(f"skilleval: config error: {visible_line(_one_line(exc))}", file=sys.stderr)
         return 2
     except Exception as exc:  # Hydra wraps task errors; unwrap ours
         cause = exc.__cause__ or exc.__context__
         if isinstance(cause, SkillevalError):
             raise cause from None
         if isinstance(cause, (HydraException, OmegaConfBaseException)):
-            print(f"skilleval: config error: {_one_line(cause)}", file=sys.stderr)
+            print(f"skilleval: config error: {visible_line(_one_line(cause))}", file=sys.stderr)
             return 2
         raise
     return max(_exit_codes, default=0)

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from skilleval.errors import UserError
+from skilleval.terminal import safe, visible_line
 
 
 class _Parser(argparse.ArgumentParser):
@@ -77,9 +78,9 @@ def sql_main(argv: list[str]) -> int:
         w.writerow(cols)
         w.writerows([[_csv_cell(r[c]) for c in cols] for r in rows])
     else:
-        table = Table(*cols, show_lines=False)
+        table = Table(*(safe(c) for c in cols), show_lines=False)
         for r in rows:
-            table.add_row(*("" if r[c] is None else str(r[c]) for c in cols))
+            table.add_row(*("" if r[c] is None else safe(r[c]) for c in cols))
         Console().print(table)
         Console(stderr=True).print(f"[dim]{len(rows)} row(s)[/dim]")
     return 0
@@ -99,7 +100,7 @@ def plugins_main(argv: list[str]) -> int:
         return 0
     table = Table("kind", "name", "distribution", "version", "description")
     for r in regs:
-        table.add_row(r.kind, r.name, r.distribution, r.version, r.help)
+        table.add_row(*(safe(x) for x in (r.kind, r.name, r.distribution, r.version, r.help)))
     Console().print(table)
     return 0
 
@@ -113,7 +114,7 @@ def validate_main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     problems = validate_skill(args.path)
     for prob in problems:
-        print(f"{prob.level}: {prob.message}", file=sys.stderr)
+        print(f"{prob.level}: {visible_line(prob.message)}", file=sys.stderr)
     errors = [x for x in problems if x.level == "error"]
     if errors:
         return 1

@@ -18,6 +18,7 @@ import yaml
 
 from skilleval.domain import Skill
 from skilleval.errors import UserError
+from skilleval.paths import contained
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -29,6 +30,22 @@ CLAUDE_CODE_KEYS = frozenset({
 })
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
+
+
+def name_problem(name: object) -> str | None:
+    """Why `name` cannot be a skill name, or None. Names become folder names
+    (``.claude/skills/<name>``), so anything but kebab-case is refused wherever a skill loads."""
+    if not isinstance(name, str):
+        return f"'name' must be a string, got {type(name).__name__}"
+    name = name.strip()
+    if not name:
+        return "'name' is empty"
+    if not _NAME.match(name):
+        return (f"name {name[:80]!r} must be kebab-case: lowercase letters, digits and single "
+                "hyphens (no path separators)")
+    if len(name) > MAX_NAME:
+        return f"name is {len(name)} characters; at most {MAX_NAME}"
+    return None
 
 
 def skill_md_path(path: str | Path) -> Path:
@@ -77,6 +94,9 @@ def load_skill(path: str | Path) -> Skill:
             raise UserError(f"{md}: frontmatter has no '{key}'")
         if not isinstance(fm[key], str):
             raise UserError(f"{md}: '{key}' must be a string, got {type(fm[key]).__name__}")
+    problem = name_problem(fm["name"])
+    if problem:
+        raise UserError(f"{md}: {problem}")
     description = fm["description"].strip()
     if not description:
         raise UserError(f"{md}: 'description' is empty")
@@ -103,11 +123,13 @@ def install_skill(skill: Skill, dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     if skill.path.is_dir():
         for f in resource_files(skill.path):
-            target = dest / f.relative_to(skill.path)
+            if not f.is_file() or f.is_symlink() and not f.resolve().is_relative_to(skill.path):
+                continue
+            target = contained(dest, f.relative_to(skill.path))
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f, target)
     fm = {**skill.frontmatter, "name": skill.name, "description": skill.description}
-    (dest / "SKILL.md").write_text(f"---\n{render_frontmatter(fm)}---\n{skill.body}", encoding="utf-8")
+    contained(dest, "SKILL.md").write_text(f"---\n{render_frontmatter(fm)}---\n{skill.body}", encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -138,7 +160,7 @@ def validate_skill(path: str | Path) -> list[Problem]:
         if not name:
             err("'name' is empty")
         elif not _NAME.match(name):
-            err(f"name '{name}' must be kebab-case: lowercase letters, digits and single hyphens")
+            err(f"name {name[:80]!r} must be kebab-case: lowercase letters, digits and single hyphens")
         if len(name) > MAX_NAME:
             err(f"name is {len(name)} characters; at most {MAX_NAME}")
         if name and name != md.parent.name:

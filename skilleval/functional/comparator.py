@@ -23,6 +23,7 @@ from skilleval.functional.prompts import (analyzer_prompt, comparator_prompt, ex
 from skilleval.functional.records import digest, now, outcome_digest, rows_by_key
 from skilleval.functional.runner import RunRecord
 from skilleval.functional.workspace import _dump, next_iteration
+from skilleval.terminal import safe
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
@@ -178,13 +179,13 @@ async def compare_async(job: "JobContext") -> int:
     for col in ("eval", f"{summary['primary']} wins", f"{summary['baseline']} wins", "ties"):
         t.add_column(col, justify="left" if col == "eval" else "right")
     for ev, w in summary["per_eval"].items():
-        t.add_row(ev, str(w.get(summary["primary"], 0)), str(w.get(summary["baseline"], 0)), str(w.get("TIE", 0)))
+        t.add_row(safe(ev), str(w.get(summary["primary"], 0)), str(w.get(summary["baseline"], 0)), str(w.get("TIE", 0)))
     t.add_row("[bold]all[/bold]", *(str(summary["wins"][k]) for k in (summary["primary"], summary["baseline"], "TIE")))
     job.out.print(t)
     pc, p = summary["position_consistency"], summary["sign_test_p"]
     job.out.print(f"position consistency: {'n/a' if pc is None else f'{pc:.0%}'} (orders agreed); "
                   f"sign test p = {'n/a' if p is None else f'{p:.3g}'}; judge errors: {summary['judge_errors']}")
-    job.console.print(f"comparisons and analysis.json: {summary['workspace']}")
+    job.console.print(f"comparisons and analysis.json: {safe(summary['workspace'])}")
     job.summary.update(summary)
     if summary["pairs"] and not summary["judged"]:
         raise HarnessError("every comparison failed: the comparator produced no valid verdict")

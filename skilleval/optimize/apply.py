@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 from skilleval.domain import Skill
 from skilleval.errors import HarnessError
 from skilleval.skills import validate_skill, write_description
+from skilleval.terminal import safe
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
@@ -22,4 +23,4 @@ def apply_description(job: "JobContext", skill: Skill, description: str) -> None
         md.write_bytes(backup.read_bytes())
         raise HarnessError(f"{md}: the new description failed validation ({errors[0].message}); "
                            f"SKILL.md restored from {backup}")
-    job.console.print(f"optimize.apply: wrote the best description to {md} (backup: {backup.name})")
+    job.console.print(f"optimize.apply: wrote the best description to {safe(md)} (backup: {safe(backup.name)})")

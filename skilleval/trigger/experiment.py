@@ -11,6 +11,7 @@ from skilleval.errors import BudgetExhausted, HarnessError
 from skilleval.trigger.metrics import TriggerSummary, summarize
 from skilleval.trigger.policies import max_runs
 from skilleval.trigger.runner import QueryResult, TrialRunner, require_measured
+from skilleval.terminal import safe
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
@@ -61,8 +62,8 @@ def run_trigger_eval(job: "JobContext") -> int:
     runner = job.new_runner()
     settings = runner.settings
     job.console.print(
-        f"[bold]trigger_eval[/bold] {skill.name}: {len(cases)} queries × ≤{max_runs(settings)} runs "
-        f"({settings.policy}), backend {job.backend.name}/{job.backend.model}, "
+        f"[bold]trigger_eval[/bold] {safe(skill.name)}: {len(cases)} queries × ≤{max_runs(settings)} runs "
+        f"({settings.policy}), backend {safe(job.backend.name)}/{safe(job.backend.model)}, "
         f"≤{runner.max_calls(len(cases))} calls")
     job.run(run_self_check(job, skill, distractors))
     partial = False
@@ -71,7 +72,7 @@ def run_trigger_eval(job: "JobContext") -> int:
         try:
             results = job.run(runner.evaluate(skill, cases, distractors))
         except BudgetExhausted as exc:
-            job.console.print(f"[yellow]stopped: {exc}[/yellow]")
+            job.console.print(f"[yellow]stopped: {safe(exc)}[/yellow]")
             results, partial = exc.partial, True  # type: ignore[attr-defined]
     job.store.close()  # flush every trial before timing and reporting
     job.timing["evaluate_seconds"] = time.perf_counter() - started

@@ -22,6 +22,7 @@ from skilleval.store import keys as keymod
 from skilleval.store.catalog import Store
 from skilleval.store.writer import PartWriter
 from skilleval.trigger.policies import POLICIES, TriggerSettings, max_runs, verdict
+from skilleval.terminal import safe
 
 __all__ = ["QueryResult", "TrialRunner", "TriggerSettings"]
 
@@ -219,7 +220,7 @@ class TrialRunner:
         self._load_cached(ldigest, skill.name, cases, settings)
         states = [_QueryState(QueryResult(c, skill.name, settings), skill, listing, bodies, ldigest,
                               settings) for c in cases]
-        task = self.progress.add_task(label or skill.name, total=len(cases)) if self.progress else None
+        task = self.progress.add_task(safe(label or skill.name), total=len(cases)) if self.progress else None
         ready: deque[tuple[_QueryState, Trial]] = deque()
         for st in states:
             self._advance(st, ready, task)
