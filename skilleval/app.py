@@ -23,6 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from skilleval.backends.base import Backend
 from skilleval.budget import Budget
+from skilleval.config_checks import check_job_config, check_store_root
 from skilleval.datasets import default_cases_path, load_trigger_cases
 from skilleval.domain import Skill, TriggerCase
 from skilleval.errors import HarnessError, UserError
@@ -95,6 +96,9 @@ class JobContext:
         return load_trigger_cases(self.cases_path(skill))
 
     def load_distractors(self) -> list[Skill]:
+        from skilleval.config_checks import check_skill_lists
+
+        check_skill_lists(self.cfg)
         return [load_skill(p) for p in (self.cfg.get("distractors") or [])]
 
     # -- parts --------------------------------------------------------------------------
@@ -185,12 +189,13 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     if not exp or not exp.get("kind"):
         names = ", ".join(registry.names("experiment"))
         raise UserError(f"no experiment chosen: run `skilleval +experiment=NAME` with NAME one of: {names}")
+    check_job_config(cfg)  # before the store opens or any call is made
     run_id = new_run_id()
     sweep_id, job_num, overrides, output_dir = _sweep_identity()
     sweep_id = sweep_id or run_id
     store_cfg = cfg.store
-    store = Store(resolve_root(store_cfg.get("root")), flush_rows=store_cfg.flush_rows,
-                  flush_seconds=store_cfg.flush_seconds)
+    store = Store(check_store_root(resolve_root(store_cfg.get("root"))),
+                  flush_rows=int(store_cfg.flush_rows), flush_seconds=float(store_cfg.flush_seconds))
     backend = registry.build("backend", cfg.backend)
     if hasattr(backend, "use_store"):  # optional in the protocol; BaseBackend has it
         backend.use_store(store.root)

@@ -84,16 +84,39 @@ def _report(exc: SkillevalError) -> None:
         print(f"skilleval: error: {visible_line(exc)}", file=sys.stderr)
 
 
+def _route_rich_broken_pipe() -> None:
+    """rich exits 1 silently when its pipe closes (``Console.on_broken_pipe``); send that
+    through our one handler so every verb reports a closed pipe the same way (exit 2)."""
+    from rich.console import Console
+
+    def on_broken_pipe(self: Console) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+    Console.on_broken_pipe = on_broken_pipe  # type: ignore[method-assign]
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    _route_rich_broken_pipe()
     verbs = _verbs()
     try:
         if args and args[0] in verbs:
-            sys.exit(verbs[args[0]](args[1:]))
-        sys.exit(_run_hydra(args))
+            code = verbs[args[0]](args[1:])
+        else:
+            code = _run_hydra(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        sys.exit(code)
     except SkillevalError as exc:
         _report(exc)
         sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        # `skilleval --help | head`: the reader left. Point stdout at /dev/null so the
+        # interpreter's final flush does not raise again, and say it in one line.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        print("skilleval: error: output closed early (broken pipe)", file=sys.stderr)
+        sys.exit(2)
 
 
 def _run_hydra(args: list[str]) -> int:

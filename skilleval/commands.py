@@ -8,6 +8,7 @@ import decimal
 import json
 import math
 import sys
+from pathlib import Path
 from typing import Callable, NoReturn
 
 import duckdb
@@ -123,7 +124,7 @@ def validate_main(argv: list[str]) -> int:
 
 
 def package_main(argv: list[str]) -> int:
-    from skilleval.skills import package_skill
+    from skilleval.skills import package_files, package_skill
 
     p = _Parser(prog="skilleval package", description="Write a deterministic .skill zip "
                 "(dotfiles, .git, .env, __pycache__ and the top-level evals/ left out).")
@@ -132,6 +133,13 @@ def package_main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     out = package_skill(args.path, args.output_dir)
     print(out)
+    root = Path(args.path).resolve()
+    root = root.parent if root.name == "SKILL.md" else root
+    for f in package_files(root):  # a hard link may be a file from outside the skill folder
+        links = f.stat().st_nlink
+        if links > 1:
+            print(f"note: {visible_line(f)} has {links} hard links; its content may be shared "
+                  "with a file outside the skill folder", file=sys.stderr)
     return 0
 
 

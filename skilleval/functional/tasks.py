@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import UserError
+from skilleval.textfiles import load_json_file
 
 
 @dataclass(frozen=True)
@@ -81,10 +82,7 @@ def load_evals(path: Path) -> tuple[str | None, list[TaskCase]]:
     """Parse an evals.json; errors name the file and the entry."""
     if not path.is_file():
         raise UserError(f"functional eval set not found: {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    data = load_json_file(path)
     skill_name = None
     if isinstance(data, dict):
         skill_name = data.get("skill_name")

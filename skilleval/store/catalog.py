@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import duckdb
 import pyarrow as pa
 
+from skilleval.errors import UserError
 from skilleval.store import schema as schemas
 from skilleval.store.writer import PartWriter
 
@@ -46,7 +47,11 @@ def _glob_literal(path: str) -> str:
 def resolve_root(root: str | os.PathLike[str] | None = None) -> Path:
     """`store.root` if given, else ``$SKILLEVAL_STORE``, else a stable per-user default."""
     value = root or os.environ.get("SKILLEVAL_STORE") or DEFAULT_ROOT
-    return Path(os.path.expandvars(os.path.expanduser(str(value)))).resolve()
+    path = Path(os.path.expandvars(os.path.expanduser(str(value))))
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as exc:  # a symlink loop (RuntimeError before Python 3.13)
+        raise UserError(f"store root {path}: {exc}") from None
 
 
 @dataclass
