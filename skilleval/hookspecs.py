@@ -32,17 +32,25 @@ what you need).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import pluggy
 
 if TYPE_CHECKING:
     from skilleval.events import JobEnd, JobStart
-    from skilleval.registry import Register
 
 PROJECT = "skilleval"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+class Register(Protocol):
+    """The ``register`` callback every registration hook receives (see the module docstring)."""
+
+    def __call__(
+        self, name: str, factory: Callable[..., Any] | str, params: type | None = None,
+        help: str = ""
+    ) -> None: ...
 
 
 # -- Registration hooks -----------------------------------------------------------------

@@ -13,11 +13,12 @@ import typing
 from dataclasses import dataclass, field, make_dataclass
 from functools import lru_cache
 from importlib import metadata
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 import pluggy
 
 from skilleval import hookspecs
+from skilleval.hookspecs import Register  # noqa: F401 - re-exported: plugins import it from here
 from skilleval.errors import UserError
 
 # kind -> name of the registration hook that feeds it
@@ -33,13 +34,6 @@ KINDS: dict[str, str] = {
 _UNPUBLISHED = {"experiment"}
 # Kinds where several options can be selected at once; each nests under its own key.
 _MULTI = {"reporter"}
-
-
-class Register(Protocol):
-    def __call__(
-        self, name: str, factory: Callable[..., Any] | str, params: type | None = None,
-        help: str = ""
-    ) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ import asyncio
 import hashlib
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ except ImportError:  # pragma: no cover
     import httpx as _httpx  # type: ignore[no-redef]
 
 from skilleval.backends.api_listing import build_request, layout_for, skill_input_key
+from skilleval.backends.api_turns import Turns, add_tokens, skill_name
 from skilleval.backends.base import BaseBackend
 from skilleval.backends.params import AnthropicApiParams
 from skilleval.backends.pricing import TokenCounts, cost_usd, tokens_from_usage
@@ -49,24 +49,6 @@ class AttemptTimeout(Exception):
     def __init__(self, retries: int) -> None:
         super().__init__(f"timeout after {retries} retries")
         self.retries = retries
-
-
-@dataclass
-class _Turns:
-    """What one trial's conversation produced."""
-
-    fired: str | None = None
-    position: int | None = None
-    tool_calls: int = 0
-    tokens: TokenCounts = field(default_factory=TokenCounts)
-    decided: bool = False
-
-
-def _add(a: TokenCounts, b: TokenCounts) -> TokenCounts:
-    return TokenCounts(a.input_tokens + b.input_tokens, a.output_tokens + b.output_tokens,
-                       a.cache_read_tokens + b.cache_read_tokens,
-                       a.cache_write_5m_tokens + b.cache_write_5m_tokens,
-                       a.cache_write_1h_tokens + b.cache_write_1h_tokens)
 
 
 class AnthropicApiBackend(BaseBackend):
@@ -140,10 +122,10 @@ class AnthropicApiBackend(BaseBackend):
         try:
             turns, retries = await self._with_retries(lambda: self._converse(trial))
         except RetriesExhausted as exc:
-            return self.result(trial, Outcome.ERROR, start, exc.retries, _Turns(),
+            return self.result(trial, Outcome.ERROR, start, exc.retries, Turns(),
                                error=f"{exc.failure.message} (after {exc.retries} retries)")
         except AttemptTimeout as exc:
-            return self.result(trial, Outcome.TIMEOUT, start, exc.retries, _Turns(),
+            return self.result(trial, Outcome.TIMEOUT, start, exc.retries, Turns(),
                                error=f"no decision within {self.params.timeout_s:g} s")
         if not turns.decided:
             # max_turns reached with only non-Skill tool calls: the model chose no skill (yet)
@@ -151,7 +133,7 @@ class AnthropicApiBackend(BaseBackend):
         outcome = Outcome.TRIGGERED if turns.fired == trial.target else Outcome.NOT_TRIGGERED
         return self.result(trial, outcome, start, retries, turns)
 
-    def result(self, trial: Trial, outcome: Outcome, start: float, retries: int, turns: _Turns,
+    def result(self, trial: Trial, outcome: Outcome, start: float, retries: int, turns: Turns,
                *, error: str | None = None, batch: bool = False) -> TrialResult:
         t = turns.tokens
         cost = cost_usd(self.model, t, batch=batch, pricing_file=self.params.pricing_file)
@@ -184,18 +166,18 @@ class AnthropicApiBackend(BaseBackend):
             except asyncio.TimeoutError:
                 raise AttemptTimeout(retries) from None
 
-    async def _converse(self, trial: Trial) -> _Turns:
+    async def _converse(self, trial: Trial) -> Turns:
         """Up to ``max_turns`` model turns; a non-Skill tool call gets a stub result."""
         request = self.request_for(trial)
         messages = list(request.pop("messages"))
-        turns = _Turns()
+        turns = Turns()
         for _ in range(max(1, self.params.max_turns)):
             content, usage = await self._stream_turn(request, messages, trial)
-            turns.tokens = _add(turns.tokens, tokens_from_usage(usage))
+            turns.tokens = add_tokens(turns.tokens, tokens_from_usage(usage))
             calls = [b for b in content if b.get("type") == "tool_use"]
             for block in calls:
                 if block.get("name") == "Skill":
-                    turns.fired = _skill_name(block.get("input") or {})
+                    turns.fired = skill_name(block.get("input") or {})
                     turns.position = turns.tool_calls
                     turns.decided = True
                     return turns
@@ -252,8 +234,8 @@ class AnthropicApiBackend(BaseBackend):
         return content, usage
 
     async def execute(self, request: Any) -> Any:
-        """Run a functional task: see `skilleval.functional.api_executor`."""
-        from skilleval.functional.api_executor import execute_via_api
+        """Run a functional task: see `skilleval.backends.api_executor`."""
+        from skilleval.backends.api_executor import execute_via_api
 
         return await execute_via_api(self, request)
 
@@ -288,14 +270,6 @@ class AnthropicApiBackend(BaseBackend):
         if self._batcher is not None:
             await self._batcher.aclose()
         await self.client.close()
-
-
-def _skill_name(inputs: dict[str, Any]) -> str | None:
-    """``{"skill": x}`` (2.0.75+) or ``{"command": "/x args"}`` (2.0.30) -> ``x``."""
-    raw = inputs.get("skill") or inputs.get("command")
-    if not isinstance(raw, str):
-        return None
-    return raw.strip().lstrip("/").split()[0] if raw.strip() else None
 
 
 def _read(path: str | None) -> str:

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skilleval.backends.api_turns import Turns, skill_name
 from skilleval.backends.pricing import tokens_from_usage
 from skilleval.domain import Outcome, Trial, TrialResult
 
@@ -48,8 +49,6 @@ class BatchRunner:
         return (self.backend.state_dir or Path(".skilleval")) / "batches"
 
     async def run_trial(self, trial: Trial) -> TrialResult:
-        from skilleval.backends.anthropic_api import _Turns, _skill_name
-
         start = time.perf_counter()
         retries = 0
         while True:
@@ -75,11 +74,11 @@ class BatchRunner:
             kind = result.get("type")
             if kind == "succeeded":
                 message = result["message"]
-                turns = _Turns(tokens=tokens_from_usage(message.get("usage")), decided=True)
+                turns = Turns(tokens=tokens_from_usage(message.get("usage")), decided=True)
                 calls = [b for b in message.get("content", []) if b.get("type") == "tool_use"]
                 for i, block in enumerate(calls):
                     if block.get("name") == "Skill":
-                        turns.fired, turns.position = _skill_name(block.get("input") or {}), i
+                        turns.fired, turns.position = skill_name(block.get("input") or {}), i
                         break
                 outcome = Outcome.TRIGGERED if turns.fired == trial.target else Outcome.NOT_TRIGGERED
                 return self.backend.result(trial, outcome, start, retries, turns, batch=True)
@@ -87,7 +86,7 @@ class BatchRunner:
             error = error.get("error", error) if isinstance(error, dict) else {}
             retryable = kind in ("expired", "canceled") or error.get("type") in _RETRYABLE
             if not retryable or retries >= self.backend.params.max_retries:
-                return self.backend.result(trial, Outcome.ERROR, start, retries, _Turns(),
+                return self.backend.result(trial, Outcome.ERROR, start, retries, Turns(),
                                            error=f"batch {kind}: {error.get('type', '')} "
                                                  f"(after {retries} retries)".strip(), batch=True)
             retries += 1

@@ -22,7 +22,7 @@ from skilleval.domain import Completion, Trial, TrialResult
 from skilleval.errors import UserError
 
 if TYPE_CHECKING:
-    from skilleval.functional.sandbox import ExecutionRequest, ExecutionResult
+    from skilleval.execution import ExecutionRequest, ExecutionResult
 
 
 @runtime_checkable

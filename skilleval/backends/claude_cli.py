@@ -23,7 +23,6 @@ import os
 import random
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.backends.base import BaseBackend
+from skilleval.backends.cli_process import ISOLATION_SETTINGS, kill_group
 from skilleval.backends.params import ClaudeCliParams
 from skilleval.backends.cli_stream import CliRun
 from skilleval.backends.pricing import cost_usd
@@ -40,7 +40,6 @@ from skilleval.errors import HarnessError, UserError
 from skilleval.sim.protocol import SIM_KEY, hint_value, is_loopback
 
 _SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
-ISOLATION_SETTINGS = json.dumps({"enabledPlugins": {"cc-plugin-plugin-authoring@builtin": False}})
 
 
 class ClaudeCliBackend(BaseBackend):
@@ -190,7 +189,7 @@ class ClaudeCliBackend(BaseBackend):
             except asyncio.TimeoutError:
                 status, code = "timeout", None
             if code:
-                await _kill_group(proc)  # a grandchild may still hold stderr open
+                await kill_group(proc)  # a grandchild may still hold stderr open
                 try:
                     tail = await asyncio.wait_for(asyncio.shield(stderr_task), 2.0)
                 except asyncio.TimeoutError:
@@ -198,7 +197,7 @@ class ClaudeCliBackend(BaseBackend):
                 status = f"exit {code}: {tail[-400:].strip()}"
         finally:
             if proc is not None:
-                await _kill_group(proc)
+                await kill_group(proc)
             if stderr_task is not None:
                 stderr_task.cancel()
             if not self.params.keep_workdirs:
@@ -208,8 +207,8 @@ class ClaudeCliBackend(BaseBackend):
     # -- text ---------------------------------------------------------------------------------
 
     async def execute(self, request: Any) -> Any:
-        """Run a functional task: see `skilleval.functional.cli_executor`."""
-        from skilleval.functional.cli_executor import execute_via_cli
+        """Run a functional task: see `skilleval.backends.cli_executor`."""
+        from skilleval.backends.cli_executor import execute_via_cli
 
         return await execute_via_cli(self, request)
 
@@ -235,7 +234,7 @@ class ClaudeCliBackend(BaseBackend):
         except asyncio.TimeoutError:
             raise HarnessError(f"claude -p gave no answer within {self.params.timeout_s:g} s") from None
         finally:
-            await _kill_group(proc)
+            await kill_group(proc)
             shutil.rmtree(root, ignore_errors=True)
         try:
             result = json.loads(out.decode("utf-8", "replace").strip().splitlines()[-1])
@@ -257,18 +256,6 @@ async def _tail(stream: asyncio.StreamReader | None, keep: int = 4096) -> str:
     while chunk := await stream.read(65536):
         buf = (buf + chunk)[-keep:]
     return buf.decode("utf-8", "replace")
-
-
-async def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    """SIGKILL the process group (the CLI and anything it started) and reap the child."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        await asyncio.wait_for(proc.wait(), 10)
-    except asyncio.TimeoutError:
-        pass
 
 
 def _retryable(status: int | None) -> bool:

@@ -22,7 +22,7 @@ from skilleval.sim import model as sim
 from skilleval.sim.completion import respond
 
 if TYPE_CHECKING:
-    from skilleval.functional.sandbox import ExecutionRequest, ExecutionResult
+    from skilleval.execution import ExecutionRequest, ExecutionResult
 
 
 @dataclass
@@ -160,7 +160,7 @@ class StubBackend(BaseBackend):
                           (time.perf_counter() - start) * 1000)
 
     async def execute(self, request: "ExecutionRequest") -> "ExecutionResult":
-        from skilleval.functional.stub_executor import simulate_execution
+        from skilleval.sim.agent.stub_executor import simulate_execution
 
         self.calls += 1
         await self._latency(request.key)

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from skilleval.domain import Skill
 from skilleval.errors import UserError
-from skilleval.functional.sandbox import ArmSettings
+from skilleval.execution import ArmSettings
 
 PRIMARY_NAMES = ("with_skill", "new_skill")
 BASELINE_NAMES = ("without_skill", "old_skill")

@@ -16,10 +16,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from skilleval.errors import HarnessError, UserError
+from skilleval.execution import FILE_TOOLS, ArmSettings
 from skilleval.functional.arms import Arm, build_arms, check_equal
 from skilleval.functional.benchmark import build_benchmark, render_md
 from skilleval.functional.runner import FunctionalRunner, RunRecord
-from skilleval.functional.sandbox import FILE_TOOLS, ArmSettings
 from skilleval.functional.tasks import TaskCase, default_evals_path, load_evals
 from skilleval.functional.workspace import run_entry, write_workspace
 from skilleval.terminal import safe

@@ -11,11 +11,11 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from skilleval.execution import output_rel
 from skilleval.functional.judges import JudgeInput, JudgeOutput, Verdict
 from skilleval.functional.params import LlmGraderParams
 from skilleval.functional.prompts import (GRADER_INSTRUCTIONS, extract_json, grader_prompt,
                                           reask_prompt, render_files, validate_grading)
-from skilleval.functional.sandbox import output_rel
 
 
 class LlmGrader:

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import UserError
+from skilleval.execution import OutputFile, store_blobs
 from skilleval.functional.records import digest, now
-from skilleval.functional.sandbox import OutputFile, store_blobs
 from skilleval.store.catalog import Store, resolve_root
 from skilleval.store.schema import SCHEMA_VERSION
 

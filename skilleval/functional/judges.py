@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from skilleval.functional.sandbox import OutputFile, resolve_inside
+from skilleval.execution import OutputFile, resolve_inside
 from skilleval.functional.tasks import Expectation, TaskCase
 
 

@@ -1,7 +1,7 @@
 """Prompts for the grader, the blind comparator and the analyzer, and parsing their JSON replies.
 
 Each prompt carries a task marker (`skilleval.sim.completion.task_marker`), so the offline
-simulator answers it through a responder registered in `skilleval.functional.sim_responders`
+simulator answers it through a responder registered in `skilleval.sim.agent.responders`
 (imported at the bottom of this module; the simulator imports this module on first use).
 Sections are delimited with XML-ish tags that the responders parse back:
 ``<expectations>``, ``<transcript>``, ``<outputs>`` with ``<file path="...">`` children.
@@ -204,4 +204,4 @@ def validate_notes(data: Any) -> list[str]:
     return data
 
 
-from skilleval.functional import sim_responders as _sim_responders  # noqa: E402,F401  (registers)
+from skilleval.sim.agent import responders as _sim_responders  # noqa: E402,F401  (registers)

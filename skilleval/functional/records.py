@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from skilleval.functional.sandbox import ExecutionResult, OutputFile
+from skilleval.execution import ExecutionResult, OutputFile
 from skilleval.store.catalog import register_schema
 from skilleval.store.schema import IDENTITY
 

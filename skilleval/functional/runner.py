@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import BudgetExhausted
+from skilleval.execution import (ExecutionRequest, ExecutionResult, blob_path,
+                                 execution_key, prepare_sandbox, resolve_inside,
+                                 store_blobs)
 from skilleval.functional.arms import Arm
 from skilleval.functional.judges import JudgeInput, JudgeOutput, Verdict, combine
 from skilleval.functional.records import (digest, execution_from_row, execution_row, now,
                                           outcome_digest, rows_by_key)
-from skilleval.functional.sandbox import (ExecutionRequest, ExecutionResult, blob_path,
-                                          execution_key, prepare_sandbox, resolve_inside,
-                                          store_blobs)
 from skilleval.functional.tasks import Expectation, TaskCase
 
 USABLE = "status IN ('ok', 'turn_cap')"

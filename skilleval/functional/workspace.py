@@ -21,8 +21,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from skilleval.execution import output_rel, resolve_inside
 from skilleval.functional.runner import RunRecord
-from skilleval.functional.sandbox import output_rel, resolve_inside
 
 
 def next_iteration(workspace: Path) -> int:

@@ -17,13 +17,13 @@ test use train only (say so in the output), and with ``none`` there is no test n
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from skilleval.domain import Skill, TriggerCase
 from skilleval.errors import BudgetExhausted, HarnessError, UserError
 from skilleval.optimize.plan import OptimizeSettings, make_plan, screening
 from skilleval.optimize.proposers import Attempt, ProposalRequest, QueryScore
-from skilleval.optimize.selection import QueryOutcome, compare, passed, rank_key
+from skilleval.optimize.selection import QueryOutcome, compare, outcomes, passed, rank_key
 from skilleval.optimize.splitters import Split, check_two_classes
 from skilleval.optimize.state import Entry, LoopState, StateStore, run_key
 from skilleval.trigger.policies import max_runs
@@ -32,11 +32,6 @@ from skilleval.terminal import safe
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
-
-
-def outcomes(results: Sequence[QueryResult]) -> list[QueryOutcome]:
-    return [QueryOutcome(q.case.id, q.case.should_trigger, q.triggers, q.valid_runs, bool(q.passed),
-                         q.passed is None) for q in results]
 
 
 class Optimizer:

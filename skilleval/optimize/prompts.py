@@ -17,7 +17,7 @@ import json
 import re
 
 from skilleval.optimize import heuristic
-from skilleval.optimize.proposers import MAX_CHARS, ProposalRequest, QueryScore
+from skilleval.optimize.proposal import MAX_CHARS, ProposalRequest, QueryScore, normalise
 from skilleval.sim.completion import register_responder, task_marker
 
 TASK = "improve-description"
@@ -113,8 +113,6 @@ _TAG = re.compile(r"<new_description>(.*?)</new_description>", re.DOTALL)
 
 def parse_response(text: str) -> str:
     """The first ``<new_description>`` block, else the whole reply; normalised to one paragraph."""
-    from skilleval.optimize.proposers import normalise
-
     match = _TAG.search(text)
     return normalise(match.group(1) if match else text)
 

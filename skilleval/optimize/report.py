@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from rich.table import Table
 from rich.text import Text
 
-from skilleval.optimize.selection import QueryOutcome, passed, run_accuracy
+from skilleval.optimize.selection import QueryOutcome, outcomes, passed, run_accuracy
 from skilleval.stats import estimate, mcnemar_exact
 from skilleval.trigger.metrics import summarize
 from skilleval.trigger.runner import QueryResult
@@ -205,8 +205,6 @@ def _flips(o: "Optimizer", state: "LoopState", tests: dict[str, list[QueryResult
     pairs: list[tuple[str, list[QueryOutcome], list[QueryOutcome]]] = [
         ("train", orig.train, best.train), ("validation", orig.validation, best.validation)]
     if tests.get("original") and tests.get("best"):
-        from skilleval.optimize.loop import outcomes
-
         pairs.append(("test", outcomes(tests["original"]), outcomes(tests["best"])))
     for split, a_list, b_list in pairs:
         before = {x.case_id: x for x in a_list}

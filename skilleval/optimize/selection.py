@@ -21,9 +21,12 @@ difference of one or two queries on a 15-query split is noise, and is not enough
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from skilleval.stats import binomial_upper_tail
+
+if TYPE_CHECKING:
+    from skilleval.trigger.runner import QueryResult
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,11 @@ class QueryOutcome:
     def from_dict(cls, d: dict) -> "QueryOutcome":
         return cls(d["case_id"], d["should_trigger"], d["triggers"], d["runs"], d["passed"],
                    bool(d.get("insufficient", False)))
+
+
+def outcomes(results: Sequence["QueryResult"]) -> list[QueryOutcome]:
+    return [QueryOutcome(q.case.id, q.case.should_trigger, q.triggers, q.valid_runs, bool(q.passed),
+                         q.passed is None) for q in results]
 
 
 def passed(outcomes: Sequence[QueryOutcome]) -> int:

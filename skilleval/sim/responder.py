@@ -42,7 +42,7 @@ def register_message_hook(hook: MessageHook) -> None:
 def _load_hooks() -> None:
     import importlib
 
-    for module in ("skilleval.functional.sim_executor",):
+    for module in ("skilleval.sim.agent.serve_hook",):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

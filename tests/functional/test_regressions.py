@@ -175,7 +175,7 @@ def test_cached_grades_keep_user_notes(tmp_path: Path) -> None:
     from skilleval.backends.stub import StubBackend, StubParams
     from skilleval.functional.arms import build_arms
     from skilleval.functional.runner import FunctionalRunner
-    from skilleval.functional.sandbox import ArmSettings
+    from skilleval.execution import ArmSettings
     from skilleval.skills import load_skill
     from skilleval.store.schema import SCHEMA_VERSION
 

@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from skilleval.backends.api_executor import run_tool
 from skilleval.backends.stub import StubBackend, StubParams
 from skilleval.errors import UserError
-from skilleval.functional.api_executor import run_tool
+from skilleval.execution import ArmSettings, ExecutionRequest, prepare_sandbox, resolve_inside
 from skilleval.functional.arms import assign_roles, check_equal
 from skilleval.functional.benchmark import build_benchmark, render_md
 from skilleval.functional.grader import LlmGrader, LlmGraderParams
 from skilleval.functional.judges import CheckJudge, JudgeInput, JudgeOutput, Verdict, combine, json_path
-from skilleval.functional.sandbox import ArmSettings, ExecutionRequest, prepare_sandbox, resolve_inside
-from skilleval.functional.sim_agent import agent_turn
-from skilleval.functional.stub_executor import simulate_execution
 from skilleval.functional.tasks import Expectation, TaskCase, load_evals
+from skilleval.sim.agent.agent import agent_turn
+from skilleval.sim.agent.stub_executor import simulate_execution
 from skilleval.skills import load_skill
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from skilleval import hookimpl
+from skilleval.execution import resolve_inside
 from skilleval.functional.judges import JudgeInput, JudgeOutput, Verdict
-from skilleval.functional.sandbox import resolve_inside
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9']{3,}")
 

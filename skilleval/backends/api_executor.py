@@ -16,10 +16,9 @@ import json
 import time
 from typing import Any
 
-from skilleval.functional.sandbox import (ExecutionRequest, ExecutionResult, collect_outputs,
-                                          resolve_inside, snapshot)
+from skilleval.execution import (EXECUTOR_MARKER, ExecutionRequest, ExecutionResult,
+                                 collect_outputs, resolve_inside, snapshot)
 
-EXECUTOR_MARKER = "[[skilleval-executor]]"
 MAX_READ = 200_000
 
 TOOL_SPECS = {

@@ -6,7 +6,7 @@ executor marker, with real tool calls that the executor runs in the sandbox:
 1. if skills are listed and none was loaded yet: decide with the lexical trigger model
    (`skilleval.sim.model.decide`, task prompt as the query) and call ``load_skill`` if one fires;
 2. ``list_files``; 3. ``read_file`` for every input (re-reading non-UTF-8 files as base64);
-4. ``write_file`` for every output, computed by `skilleval.functional.sim_tidy` from the bytes
+4. ``write_file`` for every output, computed by `skilleval.sim.agent.tidy` from the bytes
    it read, guided by the loaded skill's body; 5. a final text summary.
 
 The seed comes from the system prompt (which names the run) and the task, so repeats differ
@@ -22,9 +22,9 @@ import uuid
 from typing import Any
 
 from skilleval.domain import ListedSkill
-from skilleval.functional.api_executor import EXECUTOR_MARKER
-from skilleval.functional.sim_tidy import Care, tidy
+from skilleval.execution import EXECUTOR_MARKER
 from skilleval.sim import model as sim
+from skilleval.sim.agent.tidy import Care, tidy
 
 _SKILL_LINE = re.compile(r"^- ([A-Za-z0-9_.:\-]+): (.*)$", re.M)
 

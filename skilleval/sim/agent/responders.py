@@ -151,7 +151,7 @@ def comparator(prompt: str, seed: bytes) -> str:
 
 
 def analyzer(prompt: str, seed: bytes) -> str:
-    from skilleval.functional.sim_tidy import CARE_KEYWORDS
+    from skilleval.sim.agent.tidy import CARE_KEYWORDS
 
     comp = json.loads(section(prompt, "comparison") or "{}")
     winner = section(prompt, "winner").strip() or comp.get("winner", "A")

@@ -6,7 +6,7 @@ What it does, in order, deterministically per execution key:
    (`skilleval.sim.model.decide`, the same lexical model as trigger trials) is drawn with the
    task prompt as the query. If our skill fires, its SKILL.md body becomes the *guide*.
 2. **Does the work, for real**, in the sandbox: reads the input files, and writes the outputs
-   the prompt names, via `skilleval.functional.sim_tidy` (CSV/TSV cleaning). Each error-prone
+   the prompt names, via `skilleval.sim.agent.tidy` (CSV/TSV cleaning). Each error-prone
    step is done right with probability 0.92 when the guide's instructions cover it and 0.5
    otherwise, so following the skill's instructions makes outputs better, and an arm without
    the skill (or with a skill that never loaded) does a sloppier job.
@@ -22,10 +22,10 @@ import random
 from typing import Any
 
 from skilleval.domain import ListedSkill
-from skilleval.functional.sandbox import (ExecutionRequest, ExecutionResult, collect_outputs,
-                                          resolve_inside, snapshot)
-from skilleval.functional.sim_tidy import Care, tidy
+from skilleval.execution import (ExecutionRequest, ExecutionResult, collect_outputs,
+                                 resolve_inside, snapshot)
 from skilleval.sim import model as sim
+from skilleval.sim.agent.tidy import Care, tidy
 
 
 def _seed(key: str, salt: str) -> int:

@@ -21,6 +21,9 @@ from typing import Any
 from skilleval.domain import Skill
 from skilleval.errors import UserError
 
+EXECUTOR_MARKER = "[[skilleval-executor]]"
+"""Opens the system prompt of every API executor run (how serve-sim tells a task from a trial)."""
+
 FILE_TOOLS = ("list_files", "read_file", "write_file", "load_skill")
 """The tools every arm of the API executor offers (the same in every arm: only skills differ)."""
 

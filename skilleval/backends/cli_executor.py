@@ -17,8 +17,9 @@ import subprocess
 import time
 from typing import Any
 
-from skilleval.functional.sandbox import (ExecutionRequest, ExecutionResult, collect_outputs,
-                                          snapshot)
+from skilleval.backends.cli_process import ISOLATION_SETTINGS, kill_group
+from skilleval.execution import (ExecutionRequest, ExecutionResult, collect_outputs,
+                                 snapshot)
 
 CLI_TOOLS = {"list_files": ("Glob", "LS"), "read_file": ("Read", "Grep"),
              "write_file": ("Write", "Edit"), "load_skill": ("Skill",)}
@@ -40,8 +41,6 @@ def install_skills(request: ExecutionRequest) -> None:
 
 
 def argv(backend: Any, request: ExecutionRequest) -> list[str]:
-    from skilleval.backends.claude_cli import ISOLATION_SETTINGS
-
     args = [backend.executable, "-p", "--output-format", "stream-json", "--verbose",
             "--model", request.model, "--max-turns", str(request.max_turns),
             "--setting-sources", "project", "--strict-mcp-config", "--no-session-persistence",
@@ -96,8 +95,6 @@ class StreamState:
 
 
 async def execute_via_cli(backend: Any, request: ExecutionRequest) -> ExecutionResult:
-    from skilleval.backends.claude_cli import _kill_group
-
     started = time.perf_counter()
     install_skills(request)
     config = request.sandbox / ".skilleval" / "config"
@@ -120,7 +117,7 @@ async def execute_via_cli(backend: Any, request: ExecutionRequest) -> ExecutionR
     except asyncio.TimeoutError:
         status, error = "timeout", f"execution exceeded timeout_s={request.timeout_s}"
     finally:
-        await _kill_group(proc)
+        await kill_group(proc)
     stderr = (await proc.stderr.read()).decode(errors="replace")[-400:] if proc.stderr else ""
     res = state.result or {}
     if status == "ok":

@@ -1,4 +1,4 @@
-"""Plugs the simulated executor agent (`sim_agent.agent_turn`) into ``serve-sim``.
+"""Plugs the simulated executor agent (`skilleval.sim.agent.agent.agent_turn`) into ``serve-sim``.
 
 `skilleval.sim.responder` imports this module and asks its message hooks first; requests
 without the executor marker fall through (the hook returns None).
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skilleval.functional.sim_agent import agent_turn
+from skilleval.sim.agent.agent import agent_turn
 from skilleval.sim.responder import register_message_hook
 
 
