@@ -23,14 +23,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from skilleval.backends.base import Backend
 from skilleval.budget import Budget
-from skilleval.config_checks import check_job_config, check_store_root
+from skilleval.config_checks import check_job_config, open_store_root
 from skilleval.datasets import default_cases_path, load_trigger_cases
 from skilleval.domain import Skill, TriggerCase
 from skilleval.errors import HarnessError, UserError
 from skilleval.events import JobEnd, JobStart
 from skilleval.registry import Registry
 from skilleval.skills import load_skill
-from skilleval.store.catalog import Store, resolve_root
+from skilleval.store.catalog import Store
 from skilleval.store.schema import SCHEMA_VERSION
 from skilleval.trigger.policies import TriggerSettings
 from skilleval.trigger.runner import TrialRunner, trial_rows_recorder
@@ -194,7 +194,7 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     sweep_id, job_num, overrides, output_dir = _sweep_identity()
     sweep_id = sweep_id or run_id
     store_cfg = cfg.store
-    store = Store(check_store_root(resolve_root(store_cfg.get("root"))),
+    store = Store(open_store_root(store_cfg.get("root")),
                   flush_rows=int(store_cfg.flush_rows), flush_seconds=float(store_cfg.flush_seconds))
     backend = registry.build("backend", cfg.backend)
     if hasattr(backend, "use_store"):  # optional in the protocol; BaseBackend has it

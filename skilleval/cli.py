@@ -39,6 +39,7 @@ def _optional_verbs() -> dict[str, Callable[[list[str]], int]]:
 
     out["serve-sim"] = lazy("skilleval.sim.server", "serve_sim_main")
     out["import"] = lazy("skilleval.functional.importer", "import_main")
+    out["store"] = lazy("skilleval.store.verbs", "store_main")
     return out
 
 

@@ -96,6 +96,17 @@ def check_skill_lists(cfg: Any) -> None:
         raise UserError(f"distractors must be a list of skill folders (distractors=[path,...]), got {d!r}")
 
 
+def open_store_root(value: Any) -> Any:
+    """`resolve_root(value)`, checked by `check_store_root` when it is a local folder."""
+    from skilleval.store.catalog import resolve_root
+
+    try:
+        root = resolve_root(value)
+    except (RuntimeError, OSError) as exc:  # a symlink loop (RuntimeError before Python 3.13)
+        raise UserError(f"store root {value}: {exc}") from None
+    return check_store_root(root) if isinstance(root, Path) else root
+
+
 def check_store_root(root: Path) -> Path:
     """The store root must be (or become) a real folder we can write: not a file, a device,
     a symlink loop or a path DuckDB's glob would misread (a backslash is its escape)."""

@@ -15,8 +15,8 @@ from typing import Any, Sequence
 import duckdb
 import pyarrow as pa
 
-from skilleval.errors import UserError
 from skilleval.store import schema as schemas
+from skilleval.store.health import is_read_failure, quarantine_unreadable
 from skilleval.store.writer import PartWriter
 
 DEFAULT_ROOT = "~/.local/share/skilleval/store"
@@ -47,11 +47,7 @@ def _glob_literal(path: str) -> str:
 def resolve_root(root: str | os.PathLike[str] | None = None) -> Path:
     """`store.root` if given, else ``$SKILLEVAL_STORE``, else a stable per-user default."""
     value = root or os.environ.get("SKILLEVAL_STORE") or DEFAULT_ROOT
-    path = Path(os.path.expandvars(os.path.expanduser(str(value))))
-    try:
-        return path.resolve()
-    except (RuntimeError, OSError) as exc:  # a symlink loop (RuntimeError before Python 3.13)
-        raise UserError(f"store root {path}: {exc}") from None
+    return Path(os.path.expandvars(os.path.expanduser(str(value)))).resolve()
 
 
 @dataclass
@@ -78,10 +74,12 @@ class Store:
         if not self.root.is_dir():
             return []
         return sorted(p.name for p in self.root.iterdir()
-                      if p.is_dir() and next(p.glob("**/*.parquet"), None) is not None)
+                      if p.is_dir() and not p.name.startswith(("_", "."))
+                      and next(p.glob("**/*.parquet"), None) is not None)
 
     def connect(self) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB connection with one view per table (no lock on the store)."""
+        quarantine_unreadable(self.root)  # one damaged part must not break every view
         con = duckdb.connect()
         for table in self.tables():
             glob = (_glob_literal((self.root / table).as_posix()) + "/**/*.parquet").replace("'", "''")
@@ -93,6 +91,14 @@ class Store:
     def lookup(self, table: str, key_column: str, keys: Sequence[str],
                where: str = "TRUE") -> pa.Table:
         """Rows of `table` whose `key_column` is in `keys` (one row per key, newest first)."""
+        try:
+            return self._lookup(table, key_column, keys, where)
+        except duckdb.Error as exc:
+            if not (is_read_failure(exc) and quarantine_unreadable(self.root, deep=True)):
+                raise
+            return self._lookup(table, key_column, keys, where)
+
+    def _lookup(self, table: str, key_column: str, keys: Sequence[str], where: str) -> pa.Table:
         if table not in self.tables() or not keys:
             return pa.table({key_column: pa.array([], pa.string())})
         con = self.connect()
@@ -108,6 +114,14 @@ class Store:
             con.close()
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> pa.Table:
+        try:
+            return self._query(sql, params)
+        except duckdb.Error as exc:  # a page DuckDB could not decode: find the part, retry
+            if not (is_read_failure(exc) and quarantine_unreadable(self.root, deep=True)):
+                raise
+            return self._query(sql, params)
+
+    def _query(self, sql: str, params: Sequence[Any] | None) -> pa.Table:
         con = self.connect()
         try:
             return con.sql(sql, params=params or None).to_arrow_table()

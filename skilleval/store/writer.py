@@ -54,7 +54,7 @@ class PartWriter:
         self.directory.mkdir(parents=True, exist_ok=True)
         final = self.directory / f"part-{self._seq:05d}-{uuid.uuid4().hex[:8]}.parquet"
         tmp = final.with_name(final.name + ".tmp")
-        pq.write_table(table, tmp, compression="zstd")
+        pq.write_table(table, tmp, compression="zstd", write_page_checksum=True)  # store check verifies
         os.replace(tmp, final)
         self._seq += 1
         self.rows_written += len(self._rows)

@@ -1,0 +1,63 @@
+"""``skilleval store check``: list what is wrong with a store, one line per problem.
+
+Problems: parts that cannot be read (every page read, checksums verified), parts already
+quarantined, half-written ``*.parquet.tmp`` files a killed writer left, and runs marked
+``running`` whose process is gone (stale). Exit 0 when clean, 1 when problems were found.
+``--quarantine`` moves unreadable parts aside (readers do that on their own as well).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+from skilleval.errors import UserError
+from skilleval.store.health import QUARANTINE, find_problems, quarantine
+from skilleval.terminal import visible_line
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UserError(f"{self.prog}: {message}")
+
+
+def check_main(argv: list[str]) -> int:
+    from skilleval.store.catalog import resolve_root
+
+    p = _Parser(prog="skilleval store check", description=__doc__.split("\n\n")[0])
+    p.add_argument("--store", help="store root (default: $SKILLEVAL_STORE or the per-user store)")
+    p.add_argument("--quarantine", action="store_true", help="move unreadable parts to _quarantine/")
+    args = p.parse_args(argv)
+    try:
+        root = Path(resolve_root(args.store))
+    except (RuntimeError, OSError) as exc:
+        raise UserError(f"store root {args.store}: {exc}") from None
+    if not root.is_dir():
+        raise UserError(f"store not found: {root}")
+    problems: list[str] = []
+    for bad in find_problems(root, deep=True):
+        where = bad.path.relative_to(root)
+        if args.quarantine:
+            dest = quarantine(root, bad, announce=False)
+            problems.append(f"unreadable part {where}: {bad.reason} (quarantined to {dest})")
+        else:
+            problems.append(f"unreadable part {where}: {bad.reason}")
+    qdir = root / QUARANTINE
+    if qdir.is_dir():
+        problems += [f"quarantined part {q.relative_to(root)}" for q in sorted(qdir.rglob("*.corrupt"))]
+    problems += [f"half-written file {t.relative_to(root)} (a writer was killed mid-flush)"
+                 for t in sorted(root.glob("*/**/*.parquet.tmp"))]
+    problems += _stale_runs(root)
+    for line in problems:
+        print(visible_line(line))
+    print(f"{len(problems)} problem(s) in {visible_line(root)}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def _stale_runs(root: Path) -> list[str]:
+    try:
+        from skilleval.store.liveness import stale_runs
+    except ImportError:  # pragma: no cover - liveness is part of the package
+        return []
+    return [f"stale run {r} (status running, no heartbeat, process gone)" for r in stale_runs(root)]
