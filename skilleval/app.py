@@ -31,6 +31,7 @@ from skilleval.events import JobEnd, JobStart
 from skilleval.registry import Registry
 from skilleval.skills import load_skill
 from skilleval.store.catalog import Store
+from skilleval.store.liveness import run_lease
 from skilleval.store.schema import SCHEMA_VERSION
 from skilleval.trigger.policies import TriggerSettings
 from skilleval.trigger.runner import TrialRunner, trial_rows_recorder
@@ -130,7 +131,7 @@ class JobContext:
         recorder = trial_rows_recorder(writer, self.identity_row(), self.backend)
         return TrialRunner(self.backend, settings=settings or self.trigger_settings(),
                            store=self.store, recorder=recorder, budget=self.budget,
-                           progress=self._progress)
+                           progress=self._progress, flush=writer.flush)
 
     def reporters(self) -> list[Any]:
         nodes = self.cfg.get("reporter") or {}
@@ -207,6 +208,7 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
                      output_dir, backend, budget, overrides=overrides)
     output_dir.mkdir(parents=True, exist_ok=True)
     runs = store.writer("runs", job.experiment, run_id)
+    lease = run_lease(store.root, run_id)  # held while we live: a killed run shows as stale
     _write_run_row(job, runs, "running")
     pm.hook.on_job_start(event=JobStart(run_id, job.experiment, OmegaConf.to_container(cfg, resolve=False),
                                         output_dir))
@@ -225,6 +227,8 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         store.close()
         _write_run_row(job, runs, status)
         runs.close()
+        if lease is not None:
+            lease.release()
         job.close()
         pm.hook.on_job_end(event=JobEnd(run_id, job.experiment, status, output_dir, job.summary))
 

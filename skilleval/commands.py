@@ -57,7 +57,9 @@ def sql_main(argv: list[str]) -> int:
     from skilleval.store.catalog import Store, resolve_root
 
     p = _Parser(prog="skilleval sql", description="Run SQL over every result in the store. "
-                "Views: runs, trials, queries (+ candidates, executions, grades, comparisons when present).")
+                "Views: runs, trials, queries (+ candidates, executions, grades, comparisons when present); "
+                "a keyed view shows each key once (its newest row), <view>_all every row written; "
+                "a run killed while running shows status 'stale'.")
     p.add_argument("query", help='e.g. "select outcome, count(*) from trials group by 1"')
     p.add_argument("--format", choices=["table", "csv", "json"], default="table")
     p.add_argument("--store", help="store root (default: $SKILLEVAL_STORE or the per-user store)")

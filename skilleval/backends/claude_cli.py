@@ -114,7 +114,7 @@ class ClaudeCliBackend(BaseBackend):
         reruns = 0
         while True:
             run, status = await self._run_once(trial)
-            retries += run.api_retries
+            retries += run.retries
             if (status == "ok" and not run.decided and _retryable(run.api_error_status)
                     and reruns < self.params.max_retries):
                 reruns += 1

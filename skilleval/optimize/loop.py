@@ -274,7 +274,7 @@ class Optimizer:
             state = LoopState(self.key)
             self.states.record_split(self.splitter_name, self.split)
         state.runs.append(self.job.run_id)
-        await run_self_check(self.job, self.skill, self.distractors)
+        await run_self_check(self.job, self.skill, self.distractors, self.runner)
         budget = self.job.budget
         held = None
         if budget is not None and budget.max_calls is not None:

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from skilleval.store import schema as schemas
 from skilleval.store.health import is_read_failure, quarantine_unreadable
+from skilleval.store.liveness import alive_runs
 from skilleval.store.writer import PartWriter
 
 DEFAULT_ROOT = "~/.local/share/skilleval/store"
@@ -27,10 +28,16 @@ SCHEMAS: dict[str, pa.Schema] = {
     "runs": schemas.RUNS,
 }
 
-# Views that are more than `select *` over the parts.
+# Views that are more than `select *` over the parts. A run whose latest status is
+# `running` but whose liveness lease nobody holds was killed: it shows as `stale`.
 _VIEW_SQL = {
-    "runs": "SELECT * FROM ({src}) QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY ts DESC) = 1",
+    "runs": "SELECT * REPLACE (CASE WHEN status = 'running' AND run_id NOT IN "
+            "(SELECT run_id FROM __alive_runs) THEN 'stale' ELSE status END AS status) FROM "
+            "(SELECT * FROM ({src}) QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY ts DESC) = 1)",
 }
+# A table with a `key` column shows each key once (its newest row: a retried error, or a
+# trial two runs raced for, is written twice); ``<table>_all`` keeps every row.
+_KEYED_SQL = "SELECT * FROM ({src}) QUALIFY row_number() OVER (PARTITION BY key ORDER BY ts DESC) = 1"
 
 
 def register_schema(table: str, schema: pa.Schema) -> None:
@@ -81,10 +88,13 @@ class Store:
         """An in-memory DuckDB connection with one view per table (no lock on the store)."""
         quarantine_unreadable(self.root)  # one damaged part must not break every view
         con = duckdb.connect()
+        con.register("__alive_runs", pa.table({"run_id": pa.array(alive_runs(self.root), pa.string())}))
         for table in self.tables():
             glob = (_glob_literal((self.root / table).as_posix()) + "/**/*.parquet").replace("'", "''")
             src = f"SELECT * FROM read_parquet('{glob}', union_by_name = true, hive_partitioning = false)"
-            sql = _VIEW_SQL.get(table, "{src}").format(src=src)
+            con.execute(f'CREATE VIEW "{table}_all" AS {src}')
+            keyed = "key" in con.sql(f'SELECT * FROM "{table}_all" LIMIT 0').columns
+            sql = _VIEW_SQL.get(table, _KEYED_SQL if keyed else "{src}").format(src=f'SELECT * FROM "{table}_all"')
             con.execute(f'CREATE VIEW "{table}" AS {sql}')
         return con
 
@@ -105,8 +115,8 @@ class Store:
         try:
             wanted = pa.table({"k": pa.array(list(keys), pa.string())})
             con.register("wanted", wanted)
-            return con.sql(
-                f'SELECT t.* FROM "{table}" t JOIN wanted w ON t.{key_column} = w.k '
+            return con.sql(  # over every row (`_all`): the QUALIFY below picks one per key
+                f'SELECT t.* FROM "{table}_all" t JOIN wanted w ON t.{key_column} = w.k '
                 f"WHERE {where} QUALIFY row_number() OVER (PARTITION BY t.{key_column} "
                 f"ORDER BY t.ts DESC) = 1"
             ).to_arrow_table()

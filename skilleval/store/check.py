@@ -56,8 +56,6 @@ def check_main(argv: list[str]) -> int:
 
 
 def _stale_runs(root: Path) -> list[str]:
-    try:
-        from skilleval.store.liveness import stale_runs
-    except ImportError:  # pragma: no cover - liveness is part of the package
-        return []
+    from skilleval.store.liveness import stale_runs
+
     return [f"stale run {r} (status running, no heartbeat, process gone)" for r in stale_runs(root)]

@@ -30,13 +30,27 @@ class TriggerEvalReport:
     split: str | None = None
 
 
-async def run_self_check(job: "JobContext", skill: Skill, distractors: list[Skill]) -> None:
-    """Prove the harness measures before paying for a run (real backends only)."""
+async def run_self_check(job: "JobContext", skill: Skill, distractors: list[Skill],
+                         runner: Any = None) -> None:
+    """Prove the harness measures before paying for a run (real backends only). The control
+    calls count in `runner`'s calls made and cost (and the job's budget), like any trial."""
     if job.backend.needs_self_check and job.cfg.trigger.get("self_check", True):
         from skilleval.trigger.selfcheck import self_check
 
+        def spent(results: list[Any]) -> None:
+            calls, cost = len(results), sum(r.cost_usd or 0.0 for r in results)
+            job.summary.update(self_check_calls=calls, self_check_cost_usd=cost)
+            if runner is not None:
+                runner.calls_made += calls
+                runner.cost_usd += cost
+            job.summary.update(calls_made=job.summary.get("calls_made", 0) + calls,
+                               cost_usd=job.summary.get("cost_usd", 0.0) + cost)
+            if job.budget is not None:  # accounted, not gated: the controls already ran
+                job.budget.calls += calls
+                job.budget.charge_usd(cost)
+
         job.console.print("[dim]self-check: positive and negative controls…[/dim]")
-        await self_check(job.backend, skill, distractors)
+        await self_check(job.backend, skill, distractors, spent)
 
 
 def query_rows(job: "JobContext", report: TriggerEvalReport) -> list[dict[str, Any]]:
@@ -65,7 +79,7 @@ def run_trigger_eval(job: "JobContext") -> int:
         f"[bold]trigger_eval[/bold] {safe(skill.name)}: {len(cases)} queries × ≤{max_runs(settings)} runs "
         f"({settings.policy}), backend {safe(job.backend.name)}/{safe(job.backend.model)}, "
         f"≤{runner.max_calls(len(cases))} calls")
-    job.run(run_self_check(job, skill, distractors))
+    job.run(run_self_check(job, skill, distractors, runner))
     partial = False
     started = time.perf_counter()
     with job.progress():

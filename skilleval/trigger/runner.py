@@ -9,9 +9,11 @@ again. Only valid outcomes are reused: an error or timeout is retried by the nex
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 import datetime as dt
+import hashlib
+from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from skilleval.backends.base import Backend
@@ -20,6 +22,7 @@ from skilleval.domain import ListedSkill, Outcome, Skill, Trial, TrialResult, Tr
 from skilleval.errors import BudgetExhausted, HarnessError, UserError
 from skilleval.store import keys as keymod
 from skilleval.store.catalog import Store
+from skilleval.store.liveness import LEASES, Lease
 from skilleval.store.writer import PartWriter
 from skilleval.trigger.policies import POLICIES, TriggerSettings, max_runs, verdict
 from skilleval.terminal import safe
@@ -147,7 +150,7 @@ class TrialRunner:
 
     def __init__(self, backend: Backend, *, settings: TriggerSettings, store: Store | None,
                  recorder: Recorder | None = None, budget: Budget | None = None,
-                 progress: Any = None) -> None:
+                 progress: Any = None, flush: Callable[[], None] | None = None) -> None:
         check_policy(settings)
         self.backend = backend
         self.settings = settings
@@ -155,6 +158,7 @@ class TrialRunner:
         self.recorder = recorder
         self.budget = budget
         self.progress = progress
+        self.flush = flush  # makes recorded trials visible to other readers of the store
         self.calls_made = 0
         self.calls_cached = 0
         self.cost_usd = 0.0
@@ -217,7 +221,46 @@ class TrialRunner:
         listing, bodies, ldigest = self._listing(skill, distractors)
         settings = settings or self.settings
         check_policy(settings)
-        self._load_cached(ldigest, skill.name, cases, settings)
+        lease = await self._work_lease(ldigest, skill.name, cases, settings)
+        try:
+            self._load_cached(ldigest, skill.name, cases, settings)  # after the lease: see its work
+            return await self._evaluate(skill, cases, listing, bodies, ldigest, label, settings)
+        finally:
+            if lease is not None:
+                if self.flush is not None:
+                    self.flush()
+                lease.release(unlink=False)  # unlinking would let a waiter lock a dead inode
+
+    async def _work_lease(self, ldigest: bytes, target: str, cases: Sequence[TriggerCase],
+                          settings: TriggerSettings) -> Lease | None:
+        """Wait until no other process evaluates the same trial keys, then hold them.
+
+        Why a lease per evaluation and not a lock per trial key: one flock per call costs
+        nothing next to 100k stub trials; two identical runs started together still share
+        every trial (the second reads what the first stored), and a killed holder frees its
+        lease with its death."""
+        root = getattr(self.store, "root", None)
+        if not isinstance(root, Path):
+            return None
+        h = hashlib.sha256(self._identity + ldigest + target.encode())
+        h.update(repr((max_runs(settings), sorted(c.query for c in cases))).encode())
+        lease = Lease(root / LEASES / f"{h.hexdigest()[:32]}.lock")
+        told = False
+        while True:
+            try:
+                if lease.try_acquire():
+                    return lease
+            except OSError:
+                return None  # a read-only store: no sharing, same behaviour as before
+            if not told and self.progress is not None:
+                self.progress.console.print("[dim]waiting for another run evaluating the same "
+                                            "trials (its results will be reused)…[/dim]")
+            told = True
+            await asyncio.sleep(0.1)
+
+    async def _evaluate(self, skill: Skill, cases: Sequence[TriggerCase],
+                        listing: tuple[ListedSkill, ...], bodies: tuple[tuple[str, str], ...],
+                        ldigest: bytes, label: str, settings: TriggerSettings) -> list[QueryResult]:
         states = [_QueryState(QueryResult(c, skill.name, settings), skill, listing, bodies, ldigest,
                               settings) for c in cases]
         task = self.progress.add_task(safe(label or skill.name), total=len(cases)) if self.progress else None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from typing import Any
+from typing import Any, Callable
 
 from skilleval.domain import Outcome, Skill, Trial, TrialResult
 from skilleval.errors import HarnessError
@@ -60,11 +60,15 @@ async def _run(backend: Any, trial: Trial) -> TrialResult:
         return TrialResult(trial.key, Outcome.ERROR, error=f"{type(exc).__name__}: {exc}"[:300])
 
 
-async def self_check(backend: Any, skill: Skill, distractors: list[Skill]) -> None:
-    """Raise ``HarnessError`` (exit 3) explaining what is wrong, or return None."""
+async def self_check(backend: Any, skill: Skill, distractors: list[Skill],
+                     spent: Callable[[list[TrialResult]], None] | None = None) -> None:
+    """Raise ``HarnessError`` (exit 3) explaining what is wrong, or return None. `spent`
+    gets the control trials' results first (they are real calls: counted and paid for)."""
     pos = _trials(skill, distractors, positive_query(skill), "positive", backend.model)
     neg = _trials(skill, distractors, NEGATIVE_QUERY, "negative", backend.model)
     results = await asyncio.gather(*(_run(backend, t) for t in pos + neg))
+    if spent is not None:
+        spent(list(results))
     pos_r, neg_r = list(results[:REPEATS]), list(results[REPEATS:])
     problems: list[str] = []
     invalid = [r for r in results if not r.outcome.valid]
