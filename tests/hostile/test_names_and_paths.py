@@ -91,3 +91,15 @@ def test_claude_cli_project_folder_refuses_hostile_listing(tmp_path: Path, canar
         backend._project(trial)
     assert not (tmp_path / "canary" / "escaped").exists()
     canary.assert_untouched()
+
+
+def test_skill_with_a_symlink_out_is_refused_at_load(skilleval_cli, canary, tmp_path: Path) -> None:
+    skill = write_skill(tmp_path / "skills", "linky", "linky", queries=QUERIES)
+    (skill / "references").mkdir()
+    (skill / "references" / "secret.md").symlink_to(canary.root / "secret.txt")
+    r = skilleval_cli.run("+experiment=trigger_eval", "backend=stub", f"skill={skill}")
+    assert "symlink points outside the skill folder" in one_line_error(r, 2)
+    p = skilleval_cli.run("package", str(skill), "-o", str(tmp_path / "dist"))
+    assert "symlink points outside" in one_line_error(p, 2)
+    assert not (tmp_path / "dist" / "linky.skill").exists()
+    canary.assert_untouched()
