@@ -36,7 +36,8 @@ def check_main(argv: list[str]) -> int:
     if not root.is_dir():
         raise UserError(f"store not found: {root}")
     problems: list[str] = []
-    for bad in find_problems(root, deep=True):
+    unreadable = find_problems(root, deep=True)
+    for bad in unreadable:
         where = bad.path.relative_to(root)
         if args.quarantine:
             dest = quarantine(root, bad, announce=False)
@@ -48,7 +49,11 @@ def check_main(argv: list[str]) -> int:
         problems += [f"quarantined part {q.relative_to(root)}" for q in sorted(qdir.rglob("*.corrupt"))]
     problems += [f"half-written file {t.relative_to(root)} (a writer was killed mid-flush)"
                  for t in sorted(root.glob("*/**/*.parquet.tmp"))]
-    problems += _stale_runs(root)
+    if unreadable and not args.quarantine:  # reading the runs view would quarantine them now
+        problems.append("stale runs not checked: the views cannot be read before the unreadable "
+                        "parts are moved aside (run again with --quarantine)")
+    else:
+        problems += _stale_runs(root)
     for line in problems:
         print(visible_line(line))
     print(f"{len(problems)} problem(s) in {visible_line(root)}", file=sys.stderr)
