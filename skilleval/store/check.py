@@ -61,6 +61,11 @@ def check_main(argv: list[str]) -> int:
 
 
 def _stale_runs(root: Path) -> list[str]:
-    from skilleval.store.liveness import stale_runs
+    """Runs whose latest status is ``running`` but whose liveness lease nobody holds."""
+    from skilleval.store.catalog import Store
 
-    return [f"stale run {r} (status running, no heartbeat, process gone)" for r in stale_runs(root)]
+    store = Store(root)
+    if "runs" not in store.tables():
+        return []
+    rows = store.query("SELECT run_id FROM runs WHERE status = 'stale' ORDER BY run_id").to_pylist()
+    return [f"stale run {r['run_id']} (status running, no heartbeat, process gone)" for r in rows]

@@ -94,14 +94,3 @@ def alive_runs(root: Path) -> list[str]:
     if not isinstance(root, Path) or not live.is_dir():
         return []
     return sorted(p.stem for p in live.glob("*.lock") if held(p))
-
-
-def stale_runs(root: Path) -> list[str]:
-    """Runs whose latest status is ``running`` but whose process is gone."""
-    from skilleval.store.catalog import Store
-
-    store = Store(root)
-    if "runs" not in store.tables():
-        return []
-    rows = store.query("SELECT run_id FROM runs WHERE status = 'stale' ORDER BY run_id").to_pylist()
-    return [r["run_id"] for r in rows]
