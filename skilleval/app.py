@@ -24,15 +24,18 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from skilleval.backends.base import Backend
 from skilleval.budget import Budget
 from skilleval.config_checks import check_job_config, open_store_root
+from skilleval.checks import checked_number  # noqa: F401  (also imported from here)
 from skilleval.datasets import default_cases_path, load_trigger_cases
 from skilleval.domain import Skill, TriggerCase
 from skilleval.errors import HarnessError, UserError
 from skilleval.events import JobEnd, JobStart
+from skilleval.progress import LiveProgress, PlainProgress
 from skilleval.registry import Registry
 from skilleval.skills import load_skill
 from skilleval.store.catalog import Store
 from skilleval.store.liveness import run_lease
 from skilleval.store.schema import SCHEMA_VERSION
+from skilleval.sweep_table import FINISHED, JobOutcome
 from skilleval.trigger.policies import TriggerSettings
 from skilleval.trigger.runner import TrialRunner, trial_rows_recorder
 
@@ -53,7 +56,8 @@ class JobContext:
     output_dir: Path
     backend: Backend
     budget: Budget | None
-    console: Console = field(default_factory=lambda: Console(stderr=True))
+    # soft_wrap: status lines stay whole in CI logs and pipes (no wrapping at 80 columns)
+    console: Console = field(default_factory=lambda: Console(stderr=True, soft_wrap=True))
     out: Console = field(default_factory=Console)
     overrides: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
@@ -74,6 +78,12 @@ class JobContext:
     def close(self) -> None:
         """Close the backend on the job's loop, then the loop."""
         try:
+            if self._loop is not None:  # after Ctrl-C: stop the workers it left behind
+                pending = asyncio.all_tasks(self._loop)
+                for task in pending:
+                    task.cancel()
+                if pending:
+                    self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             self.run(self.backend.aclose())
         finally:
             loop, self._loop = self._loop, None
@@ -131,7 +141,7 @@ class JobContext:
         recorder = trial_rows_recorder(writer, self.identity_row(), self.backend)
         return TrialRunner(self.backend, settings=settings or self.trigger_settings(),
                            store=self.store, recorder=recorder, budget=self.budget,
-                           progress=self._progress, flush=writer.flush)
+                           progress=LiveProgress(lambda: self._progress), flush=writer.flush)
 
     def reporters(self) -> list[Any]:
         nodes = self.cfg.get("reporter") or {}
@@ -142,27 +152,24 @@ class JobContext:
             reporter.report(self, kind, payload)
 
     @contextmanager
-    def progress(self) -> Iterator[Progress]:
-        """A progress display on stderr for the duration of the block (runners pick it up)."""
-        prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=self.console, transient=True,
-                        disable=not self.cfg.get("progress", True))
+    def progress(self) -> Iterator[Any]:
+        """A progress display on stderr for the duration of the block (runners pick it up):
+        a bar in a terminal, a plain line every `progress_every` seconds otherwise."""
+        enabled = bool(self.cfg.get("progress", True))
+        prog: Any
+        if enabled and not self.console.is_terminal:
+            prog = PlainProgress(self.console, float(self.cfg.get("progress_every", 10.0) or 10.0),
+                                 self.experiment)
+        else:
+            prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), console=self.console, transient=True,
+                            disable=not enabled)
         self._progress = prog
-        with prog:
-            yield prog
-        self._progress = None
-
-
-def checked_number(key: str, value: Any, kind: type, *, none: bool = False) -> Any:
-    """`value` as an int or float, or a UserError naming `key` (a typo such as
-    ``trigger.runs=abc`` must exit 2 with one line, not a TypeError traceback)."""
-    if value is None and none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            (kind is int and not float(value).is_integer()):
-        want = "a whole number" if kind is int else "a number"
-        raise UserError(f"{key} must be {want}{' or null' if none else ''}, got {value!r}")
-    return kind(value)
+        try:
+            with prog:
+                yield prog
+        finally:
+            self._progress = None
 
 
 def _sweep_identity() -> tuple[str, int, list[str], Path]:
@@ -204,6 +211,9 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     budget = Budget(checked_number("budget.max_calls", budget_cfg.get("max_calls"), int, none=True),
                     checked_number("budget.max_usd", budget_cfg.get("max_usd"), float, none=True))
     experiment = registry.build("experiment", {"name": exp.kind})
+    from skilleval.gates import check_supported, run_gates
+
+    gates = check_supported(cfg, experiment, exp.get("name", exp.kind))
     job = JobContext(cfg, registry, store, run_id, sweep_id, job_num, exp.get("name", exp.kind),
                      output_dir, backend, budget, overrides=overrides)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -215,7 +225,9 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     status, code = "failed", 1
     try:
         code = experiment(job)
-        status = {0: "done", 3: "harness_error"}.get(code, "failed")
+        if code == 0 and gates.active:
+            code = run_gates(job, gates)
+        status = {0: "done", 1: "gate_failed", 3: "harness_error"}.get(code, "failed")
         return code
     except HarnessError:
         status = "harness_error"
@@ -231,6 +243,7 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
             lease.release()
         job.close()
         pm.hook.on_job_end(event=JobEnd(run_id, job.experiment, status, output_dir, job.summary))
+        FINISHED.append(JobOutcome(job_num, run_id, sweep_id, job.experiment, status, overrides, job.summary))
 
 
 def _write_run_row(job: JobContext, writer: Any, status: str) -> None:

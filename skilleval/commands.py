@@ -81,12 +81,25 @@ def sql_main(argv: list[str]) -> int:
         w.writerow(cols)
         w.writerows([[_csv_cell(r[c]) for c in cols] for r in rows])
     else:
-        table = Table(*(safe(c) for c in cols), show_lines=False)
+        # Cells fold instead of ending in "…"; piped, the table takes its natural width
+        # (a pager or a file is not 80 columns wide, and a squeezed value is lost).
+        table = Table(show_lines=False)
+        for c in cols:
+            table.add_column(safe(c), overflow="fold")
         for r in rows:
             table.add_row(*("" if r[c] is None else safe(r[c]) for c in cols))
-        Console().print(table)
+        piped = not sys.stdout.isatty()
+        Console(width=_natural_width(table) if piped else None, soft_wrap=piped).print(table)
         Console(stderr=True).print(f"[dim]{len(rows)} row(s)[/dim]")
     return 0
+
+
+def _natural_width(table: Table) -> int:
+    """The width `table` needs to show every cell on one line."""
+    from rich.measure import Measurement
+
+    wide = Console(width=1_000_000)
+    return max(20, Measurement.get(wide, wide.options, table).maximum)
 
 
 def plugins_main(argv: list[str]) -> int:

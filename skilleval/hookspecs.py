@@ -99,6 +99,12 @@ def register_experiments(register: Register) -> None:
     names; the factory returns a callable ``run(job: JobContext) -> int`` (exit code).
     Experiment kinds are not published as a Hydra group: users pick the YAML with
     ``+experiment=NAME``.
+
+    Gates (``gate.*``, see ``skilleval.gates``): the callable may carry ``gate_metrics``, a
+    tuple of the metrics it can be gated on (``"precision"``, ``"recall"``, ``"accuracy"``,
+    ``"delta"``), and ``gate_baseline = True`` if ``gate.baseline`` applies; a gate on
+    anything else is refused before the run. The run then leaves its estimates in
+    ``job.summary["gate_metrics"]`` as ``{metric: {"value", "low", "high"}}``.
     """
 
 

@@ -85,6 +85,11 @@ class Optimizer:
             return None
 
     def print_plan(self) -> None:
+        from skilleval.evalsets.cli import warn_before_run  # incl. near-duplicates across splits
+
+        warn_before_run(self.job, self.skill, self.cases, runs=self.runner.settings.runs,
+                        threshold=self.runner.settings.threshold, splits={
+            c.id: name for name in ("train", "validation", "test") for c in getattr(self.split, name)})
         p, s, b = self.plan, self.split, self.job.budget
         runs = max_runs(self.runner.settings)
         per_call = self._cost_per_trial()
@@ -302,6 +307,7 @@ class Optimizer:
 
 
 def run_trigger_opt(job: "JobContext") -> int:
+    from skilleval.gates import estimates as gate_estimates
     from skilleval.optimize import report
 
     opt = OptimizeSettings.from_cfg(job.cfg.get("optimize"))
@@ -322,12 +328,16 @@ def run_trigger_opt(job: "JobContext") -> int:
     job.summary.update(calls_made=calls, calls_cached=o.runner.calls_cached,
                        cost_usd=o.runner.cost_usd + o.proposer_cost,
                        exit_reason=state.exit_reason, best_test=result.get("best_test_score"),
-                       original_test=result.get("original_test_score"))
+                       original_test=result.get("original_test_score"),
+                       gate_metrics=gate_estimates((result.get("test") or {}).get("best") or {}))
     if opt.apply:
         from skilleval.optimize.apply import apply_description
 
         apply_description(job, o.skill, state.best.description)
     return 0
+
+
+run_trigger_opt.gate_metrics = ("precision", "recall", "accuracy")  # type: ignore[attr-defined]
 
 
 def trigger_opt_factory(params: Any) -> Any:

@@ -6,8 +6,12 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
+
+from skilleval.config import example_note
 from skilleval.domain import Skill
 from skilleval.errors import BudgetExhausted, HarnessError
+from skilleval.gates import estimates as gate_estimates
 from skilleval.trigger.metrics import TriggerSummary, summarize
 from skilleval.trigger.policies import max_runs
 from skilleval.trigger.runner import QueryResult, TrialRunner, require_measured
@@ -75,14 +79,17 @@ def run_trigger_eval(job: "JobContext") -> int:
     distractors = job.load_distractors()
     runner = job.new_runner()
     settings = runner.settings
+    from skilleval.evalsets.cli import warn_before_run  # check-evals as warnings, no calls
+
+    warn_before_run(job, skill, cases, runs=settings.runs, threshold=settings.threshold)
     job.console.print(
         f"[bold]trigger_eval[/bold] {safe(skill.name)}: {len(cases)} queries × ≤{max_runs(settings)} runs "
         f"({settings.policy}), backend {safe(job.backend.name)}/{safe(job.backend.model)}, "
         f"≤{runner.max_calls(len(cases))} calls")
-    job.run(run_self_check(job, skill, distractors, runner))
     partial = False
     started = time.perf_counter()
-    with job.progress():
+    with job.progress():  # the self-check too: a slow backend shows as alive, not silent
+        job.run(run_self_check(job, skill, distractors, runner))
         try:
             results = job.run(runner.evaluate(skill, cases, distractors))
         except BudgetExhausted as exc:
@@ -95,14 +102,21 @@ def run_trigger_eval(job: "JobContext") -> int:
     job.store.writer("queries", job.experiment, job.run_id).write(query_rows(job, report))
     job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
                        cost_usd=runner.cost_usd, accuracy=summary.queries["accuracy"].value,
-                       partial=partial)
+                       partial=partial, gate_metrics=gate_estimates(summary.queries))
     job.report("trigger_eval", report)
+    note = example_note(skill.path)
+    if note:
+        job.console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
     require_measured(results)
     bad = (summary.errors + summary.timeouts) / max(1, summary.trials)
     if bad > job.cfg.trigger.get("max_error_rate", 1.0):
         raise HarnessError(f"{bad:.0%} of trials errored or timed out (trigger.max_error_rate="
                            f"{job.cfg.trigger.max_error_rate}); results are not trustworthy")
     return 0
+
+
+run_trigger_eval.gate_metrics = ("precision", "recall", "accuracy")  # type: ignore[attr-defined]
+run_trigger_eval.gate_baseline = True  # type: ignore[attr-defined]
 
 
 def trigger_eval_factory(params: Any) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import hashlib
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -252,9 +253,9 @@ class TrialRunner:
                     return lease
             except OSError:
                 return None  # a read-only store: no sharing, same behaviour as before
-            if not told and self.progress is not None:
-                self.progress.console.print("[dim]waiting for another run evaluating the same "
-                                            "trials (its results will be reused)…[/dim]")
+            if not told:
+                print("skilleval: waiting for another run evaluating the same trials (its "
+                      "results will be reused)…", file=sys.stderr)
             told = True
             await asyncio.sleep(0.1)
 
