@@ -24,6 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from skilleval.backends.base import Backend
 from skilleval.budget import Budget
+from skilleval.config_checks import check_job_config, open_store_root
 from skilleval.checks import checked_number  # noqa: F401  (also imported from here)
 from skilleval.datasets import default_cases_path, load_trigger_cases
 from skilleval.domain import Skill, TriggerCase
@@ -32,7 +33,8 @@ from skilleval.events import JobEnd, JobStart
 from skilleval.progress import LiveProgress, PlainProgress
 from skilleval.registry import Registry
 from skilleval.skills import load_skill
-from skilleval.store.catalog import Store, resolve_root
+from skilleval.store.catalog import Store
+from skilleval.store.liveness import run_lease
 from skilleval.store.schema import SCHEMA_VERSION
 from skilleval.sweep_table import FINISHED, JobOutcome
 from skilleval.trigger.policies import TriggerSettings
@@ -122,6 +124,9 @@ class JobContext:
         return load_trigger_cases(self.cases_path(skill))
 
     def load_distractors(self) -> list[Skill]:
+        from skilleval.config_checks import check_skill_lists
+
+        check_skill_lists(self.cfg)
         return [load_skill(p) for p in (self.cfg.get("distractors") or [])]
 
     # -- parts --------------------------------------------------------------------------
@@ -162,7 +167,7 @@ class JobContext:
         return TrialRunner(self.backend, settings=settings or self.trigger_settings(),
                            store=self.store, recorder=recorder, budget=self.budget,
                            progress=LiveProgress(lambda: self._progress),
-                           executor=self.executor())
+                           executor=self.executor(), flush=writer.flush)
 
     def reporters(self) -> list[Any]:
         nodes = self.cfg.get("reporter") or {}
@@ -218,12 +223,13 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     if not exp or not exp.get("kind"):
         names = ", ".join(registry.names("experiment"))
         raise UserError(f"no experiment chosen: run `skilleval +experiment=NAME` with NAME one of: {names}")
+    check_job_config(cfg)  # before the store opens or any call is made
     run_id = new_run_id()
     sweep_id, job_num, overrides, output_dir = _sweep_identity()
     sweep_id = sweep_id or run_id
     store_cfg = cfg.store
-    store = Store(resolve_root(store_cfg.get("root")), flush_rows=store_cfg.flush_rows,
-                  flush_seconds=store_cfg.flush_seconds)
+    store = Store(open_store_root(store_cfg.get("root")),
+                  flush_rows=int(store_cfg.flush_rows), flush_seconds=float(store_cfg.flush_seconds))
     backend = registry.build("backend", cfg.backend)
     if hasattr(backend, "use_store"):  # optional in the protocol; BaseBackend has it
         backend.use_store(store.root)
@@ -244,6 +250,7 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     job.summary["backend_identity"] = backend.identity()
     output_dir.mkdir(parents=True, exist_ok=True)
     runs = store.writer("runs", job.experiment, run_id)
+    lease = run_lease(store.root, run_id)  # held while we live: a killed run shows as stale
     _write_run_row(job, runs, "running")
     pm.hook.on_job_start(event=JobStart(run_id, job.experiment, OmegaConf.to_container(cfg, resolve=False),
                                         output_dir))
@@ -273,6 +280,8 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         store.close()
         _write_run_row(job, runs, status)
         runs.close()
+        if lease is not None:
+            lease.release()
         job.close()
         pm.hook.on_job_end(event=JobEnd(run_id, job.experiment, status, output_dir, job.summary))
         FINISHED.append(JobOutcome(job_num, run_id, sweep_id, job.experiment, status, overrides, job.summary))

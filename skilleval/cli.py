@@ -18,6 +18,7 @@ from typing import Callable
 
 from skilleval import job_exit
 from skilleval.errors import SkillevalError
+from skilleval.terminal import visible_line
 
 _exit_codes: list[int] = []
 
@@ -113,22 +114,45 @@ def _version_text() -> str:
 
 def _report(exc: SkillevalError) -> None:
     if exc.exit_code:
-        print(f"skilleval: error: {exc}", file=sys.stderr)
+        print(f"skilleval: error: {visible_line(exc)}", file=sys.stderr)
+
+
+def _route_rich_broken_pipe() -> None:
+    """rich exits 1 silently when its pipe closes (``Console.on_broken_pipe``); send that
+    through our one handler so every verb reports a closed pipe the same way (exit 2)."""
+    from rich.console import Console
+
+    def on_broken_pipe(self: Console) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+    Console.on_broken_pipe = on_broken_pipe  # type: ignore[method-assign]
 
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    _route_rich_broken_pipe()
     if args[:1] in (["--version"], ["-V"]):
         print(_version_text())
         return
     verbs = _verbs()
     try:
         if args and args[0] in verbs:
-            sys.exit(verbs[args[0]](args[1:]))
-        sys.exit(_run_hydra(args))
+            code = verbs[args[0]](args[1:])
+        else:
+            code = _run_hydra(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        sys.exit(code)
     except SkillevalError as exc:
         _report(exc)
         sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        # `skilleval --help | head`: the reader left. Point stdout at /dev/null so the
+        # interpreter's final flush does not raise again, and say it in one line.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        print("skilleval: error: output closed early (broken pipe)", file=sys.stderr)
+        sys.exit(2)
     except KeyboardInterrupt:
         # One line, no traceback; run_job has already marked the run "interrupted" and
         # flushed every finished trial, which a rerun reuses.
@@ -164,14 +188,14 @@ def _run_hydra(args: list[str]) -> int:
     except SkillevalError:
         raise
     except (HydraException, OmegaConfBaseException) as exc:
-        print(f"skilleval: config error: {_one_line(exc)}", file=sys.stderr)
+        print(f"skilleval: config error: {visible_line(_one_line(exc))}", file=sys.stderr)
         return 2
     except Exception as exc:  # Hydra wraps task errors; unwrap ours
         cause = exc.__cause__ or exc.__context__
         if isinstance(cause, SkillevalError):
             raise cause from None
         if isinstance(cause, (HydraException, OmegaConfBaseException)):
-            print(f"skilleval: config error: {_one_line(cause)}", file=sys.stderr)
+            print(f"skilleval: config error: {visible_line(_one_line(cause))}", file=sys.stderr)
             return 2
         raise
     if len(_exit_codes) > 1:  # a sweep ends with one table across its jobs

@@ -8,6 +8,7 @@ import decimal
 import json
 import math
 import sys
+from pathlib import Path
 from typing import Callable, NoReturn
 
 import duckdb
@@ -15,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from skilleval.errors import UserError
+from skilleval.terminal import safe, visible_line
 
 
 class _Parser(argparse.ArgumentParser):
@@ -55,7 +57,9 @@ def sql_main(argv: list[str]) -> int:
     from skilleval.store.catalog import Store, resolve_root
 
     p = _Parser(prog="skilleval sql", description="Run SQL over every result in the store. "
-                "Views: runs, trials, queries (+ candidates, executions, grades, comparisons when present).")
+                "Views: runs, trials, queries (+ candidates, executions, grades, comparisons when present); "
+                "a keyed view shows each key once (its newest row), <view>_all every row written; "
+                "a run killed while running shows status 'stale'.")
     p.add_argument("query", help='e.g. "select outcome, count(*) from trials group by 1"')
     p.add_argument("--format", choices=["table", "csv", "json"], default="table")
     p.add_argument("--store", help="store root (default: $SKILLEVAL_STORE or the per-user store)")
@@ -81,9 +85,9 @@ def sql_main(argv: list[str]) -> int:
         # (a pager or a file is not 80 columns wide, and a squeezed value is lost).
         table = Table(show_lines=False)
         for c in cols:
-            table.add_column(c, overflow="fold")
+            table.add_column(safe(c), overflow="fold")
         for r in rows:
-            table.add_row(*("" if r[c] is None else str(r[c]) for c in cols))
+            table.add_row(*("" if r[c] is None else safe(r[c]) for c in cols))
         piped = not sys.stdout.isatty()
         Console(width=_natural_width(table) if piped else None, soft_wrap=piped).print(table)
         Console(stderr=True).print(f"[dim]{len(rows)} row(s)[/dim]")
@@ -112,7 +116,7 @@ def plugins_main(argv: list[str]) -> int:
         return 0
     table = Table("kind", "name", "distribution", "version", "description")
     for r in regs:
-        table.add_row(r.kind, r.name, r.distribution, r.version, r.help)
+        table.add_row(*(safe(x) for x in (r.kind, r.name, r.distribution, r.version, r.help)))
     Console().print(table)
     return 0
 
@@ -127,7 +131,7 @@ def validate_main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     problems = validate_skill(args.path)
     for prob in problems:
-        print(f"{prob.level}: {prob.message}", file=sys.stderr)
+        print(f"{prob.level}: {visible_line(prob.message)}", file=sys.stderr)
     errors = [x for x in problems if x.level == "error"]
     if errors:  # an invalid skill is bad input: the documented code is 2, not 1 (a failed gate)
         return UserError.exit_code
@@ -136,7 +140,7 @@ def validate_main(argv: list[str]) -> int:
 
 
 def package_main(argv: list[str]) -> int:
-    from skilleval.skills import package_skill
+    from skilleval.skills import package_files, package_skill
 
     p = _Parser(prog="skilleval package", description="Write a deterministic .skill zip "
                 "(dotfiles, .git, .env, __pycache__ and the top-level evals/ left out).")
@@ -145,6 +149,13 @@ def package_main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     out = package_skill(args.path, args.output_dir)
     print(out)
+    root = Path(args.path).resolve()
+    root = root.parent if root.name == "SKILL.md" else root
+    for f in package_files(root):  # a hard link may be a file from outside the skill folder
+        links = f.stat().st_nlink
+        if links > 1:
+            print(f"note: {visible_line(f)} has {links} hard links; its content may be shared "
+                  "with a file outside the skill folder", file=sys.stderr)
     return 0
 
 

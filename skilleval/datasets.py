@@ -12,6 +12,7 @@ from typing import Any, Iterable
 
 from skilleval.domain import TriggerCase
 from skilleval.errors import UserError
+from skilleval.textfiles import parse_json, read_text_file
 
 DEFAULT_NAMES = ("trigger_eval.json", "trigger_evals.json", "trigger_eval.jsonl")
 SPLITS = ("train", "validation", "test")
@@ -30,21 +31,15 @@ def _read_entries(path: Path) -> list[tuple[str, Any]]:
     """(label, raw entry) pairs; the label says where an entry is (for error messages)."""
     if not path.is_file():
         raise UserError(f"eval set not found: {path}")
-    text = path.read_text(encoding="utf-8-sig")
+    text = read_text_file(path)
     if path.suffix == ".jsonl":
         entries = []
         for lineno, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
-            try:
-                entries.append((f"line {lineno}", json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}: line {lineno}: invalid JSON: {exc.msg}") from None
+            entries.append((f"line {lineno}", parse_json(line, f"{path}: line {lineno}")))
         return entries
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    data = parse_json(text, str(path))
     if isinstance(data, dict) and isinstance(data.get("queries"), list):
         data = data["queries"]
     if not isinstance(data, list):

@@ -6,6 +6,7 @@ evaluation and PyYAML for validation, and they disagree on multi-line descriptio
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import time
@@ -18,6 +19,7 @@ import yaml
 
 from skilleval.domain import Skill
 from skilleval.errors import UserError
+from skilleval.paths import contained
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -29,6 +31,22 @@ CLAUDE_CODE_KEYS = frozenset({
 })
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
+
+
+def name_problem(name: object) -> str | None:
+    """Why `name` cannot be a skill name, or None. Names become folder names
+    (``.claude/skills/<name>``), so anything but kebab-case is refused wherever a skill loads."""
+    if not isinstance(name, str):
+        return f"'name' must be a string, got {type(name).__name__}"
+    name = name.strip()
+    if not name:
+        return "'name' is empty"
+    if not _NAME.match(name):
+        return (f"name {name[:80]!r} must be kebab-case: lowercase letters, digits and single "
+                "hyphens (no path separators)")
+    if len(name) > MAX_NAME:
+        return f"name is {len(name)} characters; at most {MAX_NAME}"
+    return None
 
 
 def skill_md_path(path: str | Path) -> Path:
@@ -43,6 +61,32 @@ def skill_md_path(path: str | Path) -> Path:
     return p
 
 
+def _read_skill_md(md: Path) -> str:
+    try:
+        return md.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{md}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML keeps the last of two equal keys silently; a frontmatter saying `name` twice
+    is ambiguous (which one does Claude see?), so it is an error naming the key and line."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                hash(key)
+            except TypeError:  # the base class reports unhashable keys itself
+                continue
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def split_frontmatter(text: str, source: Path) -> tuple[dict[str, Any], str]:
     """(frontmatter mapping, body) of a SKILL.md text; UserError naming `source` otherwise."""
     text = text.lstrip("\ufeff")
@@ -51,7 +95,7 @@ def split_frontmatter(text: str, source: Path) -> tuple[dict[str, Any], str]:
         raise UserError(f"{source}: missing YAML frontmatter (the file must start with a '---' "
                         "line and close it with another '---' line)")
     try:
-        data = yaml.safe_load(match.group(1))
+        data = yaml.load(match.group(1), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
@@ -67,16 +111,15 @@ def split_frontmatter(text: str, source: Path) -> tuple[dict[str, Any], str]:
 def load_skill(path: str | Path) -> Skill:
     """Parse a skill folder (or its SKILL.md). Name and description must be strings."""
     md = skill_md_path(path)
-    try:
-        text = md.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{md}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
-    fm, body = split_frontmatter(text, md)
+    fm, body = split_frontmatter(_read_skill_md(md), md)
     for key in ("name", "description"):
         if key not in fm:
             raise UserError(f"{md}: frontmatter has no '{key}'")
         if not isinstance(fm[key], str):
             raise UserError(f"{md}: '{key}' must be a string, got {type(fm[key]).__name__}")
+    problem = name_problem(fm["name"])
+    if problem:
+        raise UserError(f"{md}: {problem}")
     description = fm["description"].strip()
     if not description:
         raise UserError(f"{md}: 'description' is empty")
@@ -103,11 +146,13 @@ def install_skill(skill: Skill, dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     if skill.path.is_dir():
         for f in resource_files(skill.path):
-            target = dest / f.relative_to(skill.path)
+            if not f.is_file() or f.is_symlink() and not f.resolve().is_relative_to(skill.path):
+                continue
+            target = contained(dest, f.relative_to(skill.path))
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f, target)
     fm = {**skill.frontmatter, "name": skill.name, "description": skill.description}
-    (dest / "SKILL.md").write_text(f"---\n{render_frontmatter(fm)}---\n{skill.body}", encoding="utf-8")
+    contained(dest, "SKILL.md").write_text(f"---\n{render_frontmatter(fm)}---\n{skill.body}", encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -119,7 +164,7 @@ class Problem:
 def validate_skill(path: str | Path) -> list[Problem]:
     """skill-creator's quick_validate rules, plus the gaps it leaves (see reference §12.1)."""
     md = skill_md_path(path)
-    fm, _ = split_frontmatter(md.read_text(encoding="utf-8"), md)
+    fm, _ = split_frontmatter(_read_skill_md(md), md)
     problems: list[Problem] = []
     err = lambda m: problems.append(Problem("error", m))  # noqa: E731
     for key in sorted(set(fm) - ALLOWED_KEYS):
@@ -138,7 +183,7 @@ def validate_skill(path: str | Path) -> list[Problem]:
         if not name:
             err("'name' is empty")
         elif not _NAME.match(name):
-            err(f"name '{name}' must be kebab-case: lowercase letters, digits and single hyphens")
+            err(f"name {name[:80]!r} must be kebab-case: lowercase letters, digits and single hyphens")
         if len(name) > MAX_NAME:
             err(f"name is {len(name)} characters; at most {MAX_NAME}")
         if name and name != md.parent.name:
@@ -202,18 +247,35 @@ _EXCLUDED_PARTS = {"__pycache__", "node_modules"}
 _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
+def _walk(root: Path) -> list[Path]:
+    """Every path under `root`, sorted, not following symlinked folders (a link to an
+    ancestor would loop forever)."""
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        base = Path(dirpath)
+        out.extend(base / n for n in dirnames + filenames)
+    return sorted(out)
+
+
 def package_files(root: Path) -> list[Path]:
     """Files that go into a .skill archive, sorted; dotfiles, caches and top-level evals/ left out."""
     files = []
-    for p in sorted(root.rglob("*")):
+    for p in _walk(root):
         rel = p.relative_to(root)
         parts = rel.parts
         if any(part.startswith(".") or part in _EXCLUDED_PARTS for part in parts):
             continue
         if parts[0] == "evals" or p.suffix == ".pyc":
             continue
-        if p.is_symlink() and not p.resolve().is_relative_to(root.resolve()):
-            raise UserError(f"{p}: symlink points outside the skill folder")
+        if p.is_symlink():
+            try:
+                target = p.resolve(strict=True)
+            except (OSError, RuntimeError):  # a loop or a dangling link
+                raise UserError(f"{p}: broken symlink or symlink loop") from None
+            if not target.is_relative_to(root.resolve()):
+                raise UserError(f"{p}: symlink points outside the skill folder")
+            if target.is_dir():
+                raise UserError(f"{p}: symlinked folder; package a real folder instead")
         if p.is_file():
             files.append(p)
     return files
@@ -221,15 +283,22 @@ def package_files(root: Path) -> list[Path]:
 
 def package_skill(path: str | Path, out_dir: str | Path | None = None) -> Path:
     """Write ``<out_dir>/<folder>.skill``: a deterministic zip rooted at the folder name."""
-    md = skill_md_path(path)
+    md = skill_md_path(Path(path).resolve())  # `package .` names the folder, not ''
     root = md.parent
     errors = [p for p in validate_skill(root) if p.level == "error"]
     if errors:
         raise UserError(f"{md}: {errors[0].message}")
-    out = Path(out_dir or ".") / f"{root.name}.skill"
+    out_parent = Path(out_dir or ".")
+    if out_parent.exists() and not out_parent.is_dir():
+        raise UserError(f"-o {out_parent}: exists and is not a folder (give the folder to write into)")
+    out = out_parent / f"{root.name}.skill"
+    if out.resolve().is_relative_to(root.resolve()):
+        raise UserError(f"-o {out_parent}: the archive {out} would be written inside the skill "
+                        "folder it packages; choose a folder outside it")
+    files = package_files(root)
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
-        for f in package_files(root):
+        for f in files:
             info = zipfile.ZipInfo(f"{root.name}/{f.relative_to(root).as_posix()}", _ZIP_EPOCH)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16

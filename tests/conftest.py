@@ -67,6 +67,31 @@ def make_skilleval_cli():  # noqa: ANN201
     return make_cli
 
 
+# -- the real claude CLI -------------------------------------------------------------------
+
+
+def in_ci() -> bool:
+    """CI sets ``CI=true`` (GitHub Actions, GitLab, .ci/run): a missing real component fails there."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> str:
+    """The pinned real `claude` binary (installed on demand by .ci/install-claude-cli.sh).
+
+    When it cannot be found or installed, tests that need it skip with the reason on a
+    developer machine, and *fail* in CI: a CI run must not pass without the real CLI.
+    """
+    from skilleval.sim.process import locate_claude_cli
+
+    path, reason = locate_claude_cli()
+    if path is None:
+        if in_ci():
+            pytest.fail(f"real claude CLI unavailable in CI: {reason}", pytrace=False)
+        pytest.skip(f"real claude CLI unavailable: {reason}")
+    return path
+
+
 # -- serve-sim: the simulated Messages API as a real subprocess on 127.0.0.1 ---------------
 
 

@@ -14,6 +14,7 @@ import asyncio
 import base64
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 from skilleval.execution import (EXECUTOR_MARKER, ExecutionRequest, ExecutionResult,
@@ -92,10 +93,18 @@ def run_tool(request: ExecutionRequest, name: str, args: dict[str, Any]) -> tupl
                 return f"no skill named {args.get('name')!r}", True
             return skill.body, False
     except PermissionError as exc:
-        return f"refused: {exc}", True
+        return f"refused: {_relative(str(exc), root)}", True
     except (OSError, ValueError) as exc:
-        return f"{type(exc).__name__}: {exc}", True
+        return f"{type(exc).__name__}: {_relative(str(exc), root)}", True
     return f"unknown tool {name!r}", True
+
+
+def _relative(text: str, root: Path) -> str:
+    """An error text with the host's sandbox path written as ``.``: the model (and whoever
+    reads its transcript) has no business knowing where on the host the sandbox lives."""
+    for base in {str(root.resolve()), str(root)}:
+        text = text.replace(base + "/", "").replace(base, ".")
+    return text
 
 
 async def execute_via_api(backend: Any, request: ExecutionRequest) -> ExecutionResult:

@@ -35,6 +35,7 @@ from skilleval.backends.params import ClaudeCliParams
 from skilleval.backends.cli_stream import CliRun
 from skilleval.backends.pricing import cost_usd
 from skilleval.domain import Completion, Outcome, Trial, TrialResult
+from skilleval.paths import contained
 from skilleval.errors import HarnessError, UserError
 from skilleval.excerpt import make_excerpt
 from skilleval.sim.protocol import SIM_KEY, hint_value, is_loopback
@@ -90,7 +91,7 @@ class ClaudeCliBackend(BaseBackend):
                                "leak into every trial. Set backend.work_root elsewhere.")
         bodies = dict(trial.bodies)
         for skill in trial.listing:
-            folder = root / "proj" / ".claude" / "skills" / skill.name
+            folder = contained(root / "proj" / ".claude" / "skills", skill.name)
             folder.mkdir(parents=True)
             body = bodies.get(skill.name) or f"# {skill.name}\n"
             (folder / "SKILL.md").write_text(
@@ -114,7 +115,7 @@ class ClaudeCliBackend(BaseBackend):
         reruns = 0
         while True:
             run, status = await self._run_once(trial)
-            retries += run.api_retries
+            retries += run.retries
             if (status == "ok" and not run.decided and _retryable(run.api_error_status)
                     and reruns < self.params.max_retries):
                 reruns += 1

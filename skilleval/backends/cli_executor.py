@@ -31,10 +31,13 @@ def cli_tools(names: tuple[str, ...]) -> list[str]:
 
 def install_skills(request: ExecutionRequest) -> None:
     """The arm's skills as real skill folders, resources (scripts/, references/) included."""
+    from skilleval.paths import contained
     from skilleval.skills import install_skill
 
+    skills_dir = request.sandbox / ".claude" / "skills"
+    skills_dir.mkdir(parents=True, exist_ok=True)
     for s in request.skills:
-        install_skill(s, request.sandbox / ".claude" / "skills" / s.name)
+        install_skill(s, contained(skills_dir, s.name))
 
 
 def argv(backend: Any, request: ExecutionRequest) -> list[str]:

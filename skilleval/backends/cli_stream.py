@@ -34,12 +34,15 @@ class CliRun:
     position: int | None = None
     tool_calls: list[str] = field(default_factory=list)
     api_retries: int = 0
+    stream_retries: int = 0  # streams that broke mid-way (the CLI retries them silently)
     malformed: int = 0
     result: dict[str, Any] | None = None
     #: First text and tool calls of the main conversation (bounded; see `excerpt`).
     said: list[str] = field(default_factory=list)
     _usage_by_message: dict[str, Any] = field(default_factory=dict)
     _seen_tool_ids: set[str] = field(default_factory=set)
+    _open_stream: bool = False
+    _stream_delta: bool = False
 
     @property
     def decided(self) -> bool:
@@ -70,11 +73,33 @@ class CliRun:
             self._assistant(event.get("message") or {})
         elif kind == "stream_event" and event.get("parent_tool_use_id") is None:
             inner = event.get("event") or {}
+            self._stream(inner.get("type"))
             if inner.get("type") == "message_start":
                 msg = inner.get("message") or {}
                 self._usage_by_message[str(msg.get("id"))] = msg.get("usage")
         elif kind == "result" or ("terminal_reason" in event and "is_error" in event):
             self.result = event
+
+    def _stream(self, kind: Any) -> None:
+        """Count broken streams. A stream that errors or drops mid-way shows up as a
+        ``message_start`` closed by a ``message_stop`` with no ``message_delta`` (which every
+        complete message carries), or as a second ``message_start`` while one is open; the
+        CLI then retries without an ``api_retry`` line (seen on 2.1.332 against serve-sim)."""
+        if kind == "message_start":
+            if self._open_stream:
+                self.stream_retries += 1
+            self._open_stream, self._stream_delta = True, False
+        elif kind == "message_delta":
+            self._stream_delta = True
+        elif kind == "message_stop":
+            if self._open_stream and not self._stream_delta:
+                self.stream_retries += 1
+            self._open_stream = False
+
+    @property
+    def retries(self) -> int:
+        """Every retry the CLI made: announced (``api_retry``) and silent (broken streams)."""
+        return self.api_retries + self.stream_retries
 
     def _system(self, event: dict[str, Any]) -> None:
         subtype = event.get("subtype")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from skilleval.backends.api_listing import shown_listing
 from skilleval.backends.base import BaseBackend
+from skilleval.errors import UserError
 from skilleval.domain import Completion, ListedSkill, Outcome, Trial, TrialResult
 from skilleval.excerpt import make_excerpt
 from skilleval.sim import model as sim
@@ -62,6 +63,13 @@ class StubBackend(BaseBackend):
             exclusion_penalty=params.exclusion_penalty,
             competitor_temperature=params.competitor_temperature,
         )
+        for key in ("error_rate", "timeout_rate", "rate_limit_rate"):
+            rate = getattr(params, key)
+            if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
+                raise UserError(f"backend.{key} must be a share in [0, 1], got {rate!r}")
+        if params.error_rate + params.timeout_rate > 1:
+            raise UserError(f"backend.error_rate + backend.timeout_rate must be at most 1, got "
+                            f"{params.error_rate} + {params.timeout_rate}")
         self._attempts: Counter[str] = Counter()
         self._faulty = params.error_rate > 0 or params.timeout_rate > 0
         self._completions: Counter[str] = Counter()

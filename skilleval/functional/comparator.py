@@ -23,6 +23,7 @@ from skilleval.functional.prompts import (analyzer_prompt, comparator_prompt, ex
 from skilleval.functional.records import digest, now, outcome_digest, rows_by_key
 from skilleval.functional.runner import RunRecord
 from skilleval.functional.workspace import _dump, next_iteration
+from skilleval.terminal import safe
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
@@ -101,9 +102,7 @@ async def run_compare_async(job: "JobContext", setup: Any) -> dict[str, Any]:
         wins = Counter(results[i]["winner_arm"] for i in idx)
         for n, i in enumerate(idx):
             _dump(it / case.dir_name / f"comparison-{n + 1}.json",
-                  {**results[i]["order1"], "unblinded": {"A": prim_arm.name, "B": base_arm.name},
-                   "both_orders": {k: results[i][k] for k in ("order1_winner_arm", "order2_winner_arm",
-                                                            "winner_arm", "consistent")}})
+                  comparison_file(results[i], prim_arm.name, base_arm.name))
         decisive = [a for a in (prim_arm.name, base_arm.name) if wins[a]]
         if not decisive:
             continue
@@ -138,24 +137,49 @@ async def run_compare_async(job: "JobContext", setup: Any) -> dict[str, Any]:
     w.close()
     ok = [r for r in results if r["status"] == "ok"]
     tally = Counter(r["winner_arm"] for r in ok)
-    n_dec = tally[prim_arm.name] + tally[base_arm.name]
+    per_eval_wins = {c.name: Counter(results[i]["winner_arm"] for i, (p, _) in enumerate(pairs)
+                                     if p.case.id == c.id and results[i]["status"] == "ok")
+                     for c in setup.cases}
     return {
         "primary": prim_arm.name, "baseline": base_arm.name, "pairs": len(pairs), "judged": len(ok),
         "judge_errors": len(results) - len(ok), "wins": {prim_arm.name: tally[prim_arm.name],
                                                          base_arm.name: tally[base_arm.name], "TIE": tally["TIE"]},
         "position_consistency": round(sum(r["consistent"] for r in ok) / len(ok), 4) if ok else None,
-        "sign_test_p": float(_binomtest(tally[prim_arm.name], n_dec)) if n_dec else None,
-        "per_eval": {c.name: dict(Counter(results[i]["winner_arm"] for i, (p, _) in enumerate(pairs)
-                                          if p.case.id == c.id and results[i]["status"] == "ok"))
-                     for c in setup.cases},
+        "sign_test_p": sign_test_by_eval(per_eval_wins, prim_arm.name, base_arm.name),
+        "sign_test_unit": "eval (an eval counts for the arm that won more of its repeats)",
+        "per_eval": {name: dict(w) for name, w in per_eval_wins.items()},
         "workspace": str(it), "analyses": len(analyses),
     }
 
 
-def _binomtest(k: int, n: int) -> Any:
+def comparison_file(result: dict[str, Any], primary: str, baseline: str) -> dict[str, Any]:
+    """``comparison-N.json`` in skill-creator's shape, from both orders.
+
+    The body (reasoning, rubric, scores) is the first order's, where A is the primary; the
+    top-level ``winner`` is the *unblinded both-orders* verdict in that order's letters, so a
+    pair whose two orders disagree is a ``TIE`` here too, never the first order's "A".
+    """
+    letter = {primary: "A", baseline: "B"}.get(result["winner_arm"], "TIE")
+    order1 = result["order1"]
+    return {**order1, "winner": letter, "order1_winner": order1.get("winner"),
+            "unblinded": {"A": primary, "B": baseline},
+            "both_orders": {k: result[k] for k in ("order1_winner_arm", "order2_winner_arm",
+                                                   "winner_arm", "consistent")}}
+
+
+def sign_test_by_eval(per_eval_wins: dict[str, Counter], primary: str, baseline: str) -> float | None:
+    """Two-sided sign test with the *eval* as the unit.
+
+    Repeats of one eval share its prompt and inputs, so they are not independent trials: six
+    wins on one eval are one eval won, not six. Each eval counts for the arm that won more of
+    its pairs (ties and even splits drop out); the p-value is the exact binomial test over
+    the evals that lean one way. None when no eval does.
+    """
     from scipy import stats
 
-    return stats.binomtest(k, n).pvalue
+    lean = [w[primary] - w[baseline] for w in per_eval_wins.values()]
+    k, n = sum(1 for x in lean if x > 0), sum(1 for x in lean if x != 0)
+    return float(stats.binomtest(k, n).pvalue) if n else None
 
 
 def _skill_label(rec: RunRecord) -> str:
@@ -178,13 +202,13 @@ async def compare_async(job: "JobContext") -> int:
     for col in ("eval", f"{summary['primary']} wins", f"{summary['baseline']} wins", "ties"):
         t.add_column(col, justify="left" if col == "eval" else "right")
     for ev, w in summary["per_eval"].items():
-        t.add_row(ev, str(w.get(summary["primary"], 0)), str(w.get(summary["baseline"], 0)), str(w.get("TIE", 0)))
+        t.add_row(safe(ev), str(w.get(summary["primary"], 0)), str(w.get(summary["baseline"], 0)), str(w.get("TIE", 0)))
     t.add_row("[bold]all[/bold]", *(str(summary["wins"][k]) for k in (summary["primary"], summary["baseline"], "TIE")))
     job.out.print(t)
     pc, p = summary["position_consistency"], summary["sign_test_p"]
     job.out.print(f"position consistency: {'n/a' if pc is None else f'{pc:.0%}'} (orders agreed); "
-                  f"sign test p = {'n/a' if p is None else f'{p:.3g}'}; judge errors: {summary['judge_errors']}")
-    job.console.print(f"comparisons and analysis.json: {summary['workspace']}")
+                  f"sign test over evals p = {'n/a' if p is None else f'{p:.3g}'}; judge errors: {summary['judge_errors']}")
+    job.console.print(f"comparisons and analysis.json: {safe(summary['workspace'])}")
     job.summary.update(summary)
     if summary["pairs"] and not summary["judged"]:
         raise HarnessError("every comparison failed: the comparator produced no valid verdict")

@@ -22,6 +22,7 @@ from skilleval.functional.benchmark import build_benchmark, render_md
 from skilleval.functional.runner import FunctionalRunner, RunRecord
 from skilleval.functional.tasks import TaskCase, default_evals_path, load_evals
 from skilleval.functional.workspace import run_entry, write_workspace
+from skilleval.terminal import safe
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
@@ -139,7 +140,7 @@ async def functional_eval_async(job: "JobContext") -> int:
     (job.output_dir / "benchmark.md").write_text(md, encoding="utf-8")
     print_summary(job, bench, records, setup)
     job.report("functional_eval", bench)
-    job.console.print(f"workspace: {it}\nbenchmark: {it / 'benchmark.json'} and benchmark.md")
+    job.console.print(f"workspace: {safe(it)}\nbenchmark: {safe(it / 'benchmark.json')} and benchmark.md")
     st = setup.runner.stats
     job.summary.update({"calls_made": st["executions_run"] + st["judge_calls"],
                         "calls_cached": st["executions_cached"] + st["grades_cached"],
@@ -171,8 +172,8 @@ async def benchmark_observations(job: "JobContext", bench: dict[str, Any]) -> li
 def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRecord], setup: Setup) -> None:
     ds, s = bench["delta_stats"], bench["run_summary"]
     p, b = ds["primary"], ds["baseline"]
-    t = Table(title=f"functional eval: {setup.skill.name} ({len(setup.cases)} evals x "
-                    f"{bench['metadata']['runs_per_configuration']} runs, backend {job.backend.name})")
+    t = Table(title=f"functional eval: {safe(setup.skill.name)} ({len(setup.cases)} evals x "
+                    f"{bench['metadata']['runs_per_configuration']} runs, backend {safe(job.backend.name)})")
     t.add_column("metric")
     t.add_column(f"{p} (primary)", justify="right")
     t.add_column(f"{b} (baseline)", justify="right")
@@ -203,7 +204,7 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
     for col in ("eval", p, b, "delta"):
         pe.add_column(col, justify="left" if col == "eval" else "right")
     for row in bench["per_eval"]:
-        pe.add_row(row["eval_name"], f"{row[p]['pass_rate']['mean']:.0%}",
+        pe.add_row(safe(row["eval_name"]), f"{row[p]['pass_rate']['mean']:.0%}",
                    f"{row[b]['pass_rate']['mean']:.0%}",
                    "n/a" if row["delta_pass_rate"] is None else f"{row['delta_pass_rate']:+.2f}")
     job.out.print(pe)
@@ -211,7 +212,7 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
     job.console.print(f"executions: {st['executions_run']} run, {st['executions_cached']} from the store; "
                       f"grades: {st['grades_run']} graded, {st['grades_cached']} from the store")
     for n in bench["notes"][:8]:
-        job.console.print(f"[dim]note:[/dim] {escape(n)}")
+        job.console.print(f"[dim]note:[/dim] {safe(n)}")
     if len(bench["notes"]) > 8:
         job.console.print(f"[dim]({len(bench['notes']) - 8} more notes in benchmark.md)[/dim]")
 

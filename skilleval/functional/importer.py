@@ -22,22 +22,17 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from skilleval.errors import UserError
 from skilleval.execution import OutputFile, store_blobs
+from skilleval.functional.import_files import WorkspaceFiles
 from skilleval.functional.records import digest, now
 from skilleval.store.catalog import Store, resolve_root
 from skilleval.store.schema import SCHEMA_VERSION
+from skilleval.terminal import visible_line
 
 ROLE = {"with_skill": "primary", "new_skill": "primary", "without_skill": "baseline", "old_skill": "baseline"}
-
-
-def _json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def _is_run(d: Path) -> bool:
@@ -79,10 +74,10 @@ def _natural(p: Path) -> list[Any]:
     return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", p.name)]
 
 
-def _metadata(run: dict[str, Any]) -> dict[str, Any]:
+def _metadata(run: dict[str, Any], files: WorkspaceFiles) -> dict[str, Any]:
     for d in (run["run_dir"], run["run_dir"].parent, run["eval_dir"]):
-        meta = _json(d / "eval_metadata.json")
-        if isinstance(meta, dict):
+        meta = files.record(d / "eval_metadata.json")
+        if meta:
             return meta
     return {}
 
@@ -97,26 +92,27 @@ def import_workspace(root: Path, store: Store, skill: str | None = None) -> dict
     ident = {"run_id": run_id, "sweep_id": run_id, "job_num": 0, "experiment": "import",
              "schema_version": SCHEMA_VERSION}
     exec_rows, grade_rows, skipped = [], [], 0
+    files = WorkspaceFiles(root)
     for run in runs:
         d: Path = run["run_dir"]
-        grading = _json(d / "grading.json") or {}
-        timing = _json(d / "timing.json") or {}
-        meta = _metadata(run)
+        grading = files.record(d / "grading.json")
+        timing = files.record(d / "timing.json")
+        meta = _metadata(run, files)
         m = re.fullmatch(r"eval-(\d+)(?:-.*)?", run["eval_dir"].name)
         eval_id = str(meta.get("eval_id", m.group(1) if m else run["eval_dir"].name))
         eval_name = str(meta.get("eval_name") or run["eval_dir"].name.removeprefix("eval-"))
         outputs = []
         out_dir = d / "outputs"
         if out_dir.is_dir():
-            for f in sorted(out_dir.rglob("*")):
-                if f.is_file():
-                    h = hashlib.sha256(f.read_bytes()).hexdigest()
-                    outputs.append(OutputFile("outputs/" + f.relative_to(out_dir).as_posix(), h, f.stat().st_size))
+            for f in files.outputs(out_dir):
+                h = hashlib.sha256(f.read_bytes()).hexdigest()
+                outputs.append(OutputFile("outputs/" + f.relative_to(out_dir).as_posix(), h, f.stat().st_size))
             store_blobs(d, tuple(outputs), store.root / "blobs")
         transcript = ""
         for t in (out_dir / "transcript.md", d / "transcript.md"):
-            if t.is_file():
-                transcript = t.read_text(encoding="utf-8", errors="replace")
+            text = files.text(t)
+            if text is not None:
+                transcript = text
                 break
         em = grading.get("execution_metrics") or {}
         gt = grading.get("timing") or {}
@@ -171,12 +167,18 @@ def import_workspace(root: Path, store: Store, skill: str | None = None) -> dict
             w.write(new_g)
     return {"runs": len(exec_rows), "new_runs": len(new_e), "grades": len(grade_rows),
             "new_grades": len(new_g), "skipped_expectations": skipped, "run_id": run_id,
+            "skipped_files": sorted(set(files.skipped)),
             "evals": len({r["eval_id"] for r in exec_rows}),
             "configurations": sorted({r["arm"] for r in exec_rows})}
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UserError(f"{self.prog}: {message}")
+
+
 def import_main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="skilleval import",
+    ap = _Parser(prog="skilleval import",
                                  description="Load a skill-creator workspace (flat or run-N layout) into the store.")
     ap.add_argument("path", help="workspace folder (or one iteration-N folder)")
     ap.add_argument("--store", default=None, help="store root (default: $SKILLEVAL_STORE or the per-user store)")
@@ -189,6 +191,9 @@ def import_main(argv: list[str]) -> int:
     print(f"imported {res['new_runs']} of {res['runs']} runs and {res['new_grades']} of {res['grades']} "
           f"grades ({res['evals']} evals; configurations: {', '.join(res['configurations'])}) "
           f"into {store.url} as run {res['run_id']}"
-          + (f"; {res['skipped_expectations']} expectation(s) without text skipped" if res["skipped_expectations"] else ""),
+          + (f"; {res['skipped_expectations']} expectation(s) without text skipped" if res["skipped_expectations"] else "")
+          + (f"; skipped {len(res['skipped_files'])} path(s) that are not regular files inside the "
+             f"workspace: {visible_line(', '.join(res['skipped_files'][:5]))}"
+             + (", ..." if len(res["skipped_files"]) > 5 else "") if res["skipped_files"] else ""),
           file=sys.stderr)
     return 0

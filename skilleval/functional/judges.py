@@ -24,6 +24,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import regex
+
 from skilleval.execution import OutputFile, resolve_inside
 from skilleval.functional.tasks import Expectation, TaskCase
 
@@ -119,6 +121,15 @@ def json_path(doc: Any, query: str) -> Any:
     return cur
 
 
+REGEX_TIMEOUT_S = 5.0
+
+
+def regex_search(pattern: str, text: str, timeout_s: float = REGEX_TIMEOUT_S) -> "regex.Match[str] | None":
+    """Python-compatible regex search under a time limit. Why the `regex` module: the stdlib
+    engine cannot be interrupted, and ``^(a+)+$`` on a long line backtracks for hours."""
+    return regex.search(pattern, text, regex.M | regex.VERSION0, timeout=timeout_s)
+
+
 def check(item: JudgeInput, exp: Expectation) -> Verdict:
     spec = exp.spec or {}
     t = spec.get("type")
@@ -141,10 +152,14 @@ def check(item: JudgeInput, exp: Expectation) -> Verdict:
         line = text.count("\n", 0, i) + 1
         return Verdict(exp.text, True, f"{spec['path']} line {line} contains {needle!r}")
     if t == "regex":
+        limit = min(float(spec.get("timeout_s") or REGEX_TIMEOUT_S), REGEX_TIMEOUT_S)
         try:
-            m = re.search(str(spec.get("pattern", "")), text, re.M)
-        except re.error as exc:
+            m = regex_search(str(spec.get("pattern", "")), text, limit)
+        except regex.error as exc:
             return Verdict(exp.text, None, "", error=f"invalid regex: {exc}")
+        except TimeoutError:  # a catastrophic pattern: the check could not decide (an error)
+            return Verdict(exp.text, None, "", error=f"regex gave no answer within {limit:g} s "
+                                                     f"(catastrophic backtracking?): /{spec.get('pattern')}/")
         if not m:
             return Verdict(exp.text, False, f"no line of {spec['path']} matches /{spec.get('pattern')}/")
         return Verdict(exp.text, True, f"{spec['path']} line {text.count(chr(10), 0, m.start()) + 1}: "

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.errors import UserError
+from skilleval.textfiles import load_json_file
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,18 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48] or "eval"
 
 
+def _check_pattern(pattern: Any, where: str) -> None:
+    """An invalid pattern is bad input (exit 2 at load), not an error in every grade."""
+    import regex
+
+    if not isinstance(pattern, str) or not pattern:
+        raise UserError(f"{where}: regex check needs a non-empty string 'pattern'")
+    try:
+        regex.compile(pattern, regex.M | regex.VERSION0)
+    except regex.error as exc:
+        raise UserError(f"{where}: invalid regex /{pattern}/: {exc}") from None
+
+
 def parse_expectation(raw: Any, where: str) -> Expectation:
     if isinstance(raw, str):
         if not raw.strip():
@@ -73,6 +86,12 @@ def parse_expectation(raw: Any, where: str) -> Expectation:
     if isinstance(raw, dict):
         if not isinstance(raw.get("type"), str):
             raise UserError(f"{where}: typed expectation needs a string 'type'")
+        if raw["type"] == "regex":
+            _check_pattern(raw.get("pattern"), where)
+            limit = raw.get("timeout_s")
+            if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float))
+                                      or limit <= 0):
+                raise UserError(f"{where}: 'timeout_s' must be a positive number of seconds, got {limit!r}")
         return Expectation(str(raw.get("description") or describe_check(raw)), dict(raw))
     raise UserError(f"{where}: expectation must be a string or an object, got {type(raw).__name__}")
 
@@ -81,10 +100,7 @@ def load_evals(path: Path) -> tuple[str | None, list[TaskCase]]:
     """Parse an evals.json; errors name the file and the entry."""
     if not path.is_file():
         raise UserError(f"functional eval set not found: {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    data = load_json_file(path)
     skill_name = None
     if isinstance(data, dict):
         skill_name = data.get("skill_name")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from skilleval.domain import Skill
 from skilleval.errors import HarnessError, UserError
 from skilleval.skills import skill_md_path, validate_skill, write_description
+from skilleval.terminal import safe
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
@@ -70,5 +71,5 @@ def apply_best(job: "JobContext", skill: Skill, state: "LoopState", tests: dict[
         md.write_bytes(backup.read_bytes())
         raise HarnessError(f"{md}: the new description failed validation ({errors[0].message}); "
                            f"SKILL.md restored from {backup}")
-    job.console.print(f"optimize.apply: wrote the best description to {md} (backup: {backup})")
+    job.console.print(f"optimize.apply: wrote the best description to {safe(md)} (backup: {safe(backup)})")
     return {"applied": True, "backup": str(backup)}

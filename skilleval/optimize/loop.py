@@ -28,6 +28,7 @@ from skilleval.optimize.splitters import Split, check_two_classes
 from skilleval.optimize.state import Entry, LoopState, StateStore, run_key
 from skilleval.trigger.policies import max_runs
 from skilleval.trigger.runner import QueryResult, TrialRunner, require_measured
+from skilleval.terminal import safe
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
@@ -106,9 +107,9 @@ class Optimizer:
                 else ", cost: not estimable")
         sel = "validation" if s.validation else "train (no validation split)"
         self.console.print(
-            f"[bold]trigger_opt[/bold] {self.skill.name}: split {self.splitter_name} "
+            f"[bold]trigger_opt[/bold] {safe(self.skill.name)}: split {self.splitter_name} "
             f"train {len(s.train)} / validation {len(s.validation)} / test {len(s.test)}; "
-            f"backend {self.job.backend.name}/{self.job.backend.model}, proposer {self.proposer.name}")
+            f"backend {safe(self.job.backend.name)}/{safe(self.job.backend.model)}, proposer {self.proposer.name}")
         self.console.print(
             f"plan: ≤{self.opt.max_iterations} iterations × {self.opt.candidates} candidates, "
             f"≤{runs} runs/query ({self.runner.settings.policy} for selection, "
@@ -175,7 +176,7 @@ class Optimizer:
                                                         budget=self.job.budget)
                 self._log_proposals(it, request, proposals)
             except HarnessError as exc:
-                self.console.print(f"[yellow]proposer failed: {exc}[/yellow]")
+                self.console.print(f"[yellow]proposer failed: {safe(exc)}[/yellow]")
                 state.iteration = it
                 state.exit_reason = f"proposer_failed (iteration {it})"
                 self.states.checkpoint(state, [])
@@ -258,7 +259,7 @@ class Optimizer:
         val = f" val {passed(e.validation)}/{len(e.validation)}" if e.validation else ""
         self.console.print(f"{star} it {e.iteration} c{e.candidate}: train "
                            f"{passed(e.train)}/{len(e.train)}{val}  {e.decision}  "
-                           f"[dim]{e.description[:90]}{'…' if len(e.description) > 90 else ''}[/dim]")
+                           f"[dim]{safe(e.description[:90])}{'…' if len(e.description) > 90 else ''}[/dim]")
 
     async def final_test(self, state: LoopState) -> dict[str, list[QueryResult]]:
         if not self.split.test:
@@ -298,7 +299,7 @@ class Optimizer:
             state = LoopState(self.key)
             self.states.record_split(self.splitter_name, self.split)
         state.runs.append(self.job.run_id)
-        await run_self_check(self.job, self.skill, self.distractors)
+        await run_self_check(self.job, self.skill, self.distractors, self.runner)
         budget = self.job.budget
         held = None
         if budget is not None and budget.max_calls is not None:
@@ -308,7 +309,7 @@ class Optimizer:
             state = await self.iterate(state)
         except BudgetExhausted as exc:
             state.exit_reason = f"budget (iteration {state.iteration}): {exc}"
-            self.console.print(f"[yellow]stopped: {exc}; keeping what was learned[/yellow]")
+            self.console.print(f"[yellow]stopped: {safe(exc)}; keeping what was learned[/yellow]")
             if state.entries:
                 self.states.checkpoint(state, [])
         finally:
@@ -320,7 +321,7 @@ class Optimizer:
         try:
             tests = await self.final_test(state)
         except BudgetExhausted as exc:
-            self.console.print(f"[yellow]test evaluation stopped: {exc}[/yellow]")
+            self.console.print(f"[yellow]test evaluation stopped: {safe(exc)}[/yellow]")
             tests, partial_test = {}, True
         return state, tests, partial_test
 

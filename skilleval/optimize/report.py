@@ -16,6 +16,7 @@ from skilleval.stats import estimate, mcnemar_exact
 from skilleval.trigger.metrics import summarize
 from skilleval.trigger.policies import rates_label
 from skilleval.trigger.runner import QueryResult
+from skilleval.terminal import safe, visible
 
 if TYPE_CHECKING:
     from skilleval.optimize.loop import Optimizer
@@ -195,7 +196,7 @@ def print_summary(o: "Optimizer", state: "LoopState", tests: dict[str, list[Quer
                   result: dict[str, Any]) -> None:
     con = o.job.out
     best, orig = state.best, state.original
-    table = Table(title=f"trigger_opt: {o.skill.name} ({result['exit_reason']})")
+    table = Table(title=f"trigger_opt: {safe(o.skill.name)} ({result['exit_reason']})")
     table.add_column("split")
     table.add_column("original")
     table.add_column("best")
@@ -208,21 +209,21 @@ def print_summary(o: "Optimizer", state: "LoopState", tests: dict[str, list[Quer
     if best is orig:
         con.print("No candidate beat the original in a paired comparison; the original is kept.")
     else:
-        con.print(Text("description diff: ", style="bold") + word_diff(orig.description, best.description))
+        con.print(Text("description diff: ", style="bold") + word_diff(visible(orig.description), visible(best.description)))
     flips = _flips(o, state, tests)
     if flips:
         con.print("[bold]queries that flipped[/bold] (original → best):")
         for split, q, should, a, b, ok in flips:
             mark = "[green]fixed[/green]" if ok else "[red]broke[/red]"
             exp = "should trigger" if should else "should not"
-            con.print(f"  {mark} {split:<10} {exp:<14} {a} → {b}  {q[:80]!r}")
+            con.print(f"  {mark} {split:<10} {exp:<14} {a} → {b}  {safe(repr(q[:80]))}")
     gap = result.get("train_test_gap")
     if gap is not None:
         flag = "  [yellow](large: likely over-fitting)[/yellow]" if gap > 0.25 else ""
         con.print(f"train–test gap of the best: {gap:+.0%}{flag}")
     con.print(f"backend calls: {result['calls']} ({result['trial_calls']} trials + "
               f"{result['proposer_calls']} proposer), {result['calls_cached']} trials cached, "
-              f"${result['cost_usd']:.4f}; outputs in {o.job.output_dir}")
+              f"${result['cost_usd']:.4f}; outputs in {safe(o.job.output_dir)}")
 
 
 def _flips(o: "Optimizer", state: "LoopState", tests: dict[str, list[QueryResult]]) -> list[tuple]:

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from skilleval.stats import Estimate
 from skilleval.trigger.policies import max_runs, rates_label, rates_unbiased
+from skilleval.terminal import safe
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
@@ -87,7 +88,7 @@ class JsonReporter:
         path = job.output_dir / self.params.filename
         path.write_text(json.dumps(results_json(payload, job), indent=2, ensure_ascii=False) + "\n",
                         encoding="utf-8")
-        job.console.print(f"wrote {path}")
+        job.console.print(f"wrote {safe(path)}")
 
 
 @dataclass
@@ -107,7 +108,7 @@ class ConsoleReporter:
         report: TriggerEvalReport = payload
         out = job.out
         if self.params.show_queries:
-            table = Table(title=f"{report.skill.name}: per-query trigger rates", title_justify="left")
+            table = Table(title=f"{safe(report.skill.name)}: per-query trigger rates", title_justify="left")
             for col in ("query", "expect", "rate", "runs", "verdict", "fired instead"):
                 table.add_column(col, overflow="fold", max_width=60 if col == "query" else None)
             planned = max_runs(report.runner.settings)
@@ -118,9 +119,9 @@ class ConsoleReporter:
                 bad = f" ({q.errors} err, {q.timeouts} t/o)" if q.errors or q.timeouts else ""
                 style = {"pass": "green", "fail": "red"}.get(q.verdict, "yellow")
                 others = sorted({r.fired for r in q.results if r.fired and r.fired != q.target})
-                table.add_row(q.case.query, "trigger" if q.case.should_trigger else "quiet",
+                table.add_row(safe(q.case.query), "trigger" if q.case.should_trigger else "quiet",
                               rate + bad, runs, f"[{style}]{q.verdict}[/{style}]",
-                              ", ".join(others))
+                              safe(", ".join(others)))
             out.print(table)
         s = report.summary
         metrics = Table(title="metrics (95% Wilson intervals)", title_justify="left")

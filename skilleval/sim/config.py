@@ -35,6 +35,11 @@ class SimConfig:
     batch_delay_ms: float = 200.0     # how long a batch stays in_progress
     require_auth: bool = True
     record_bodies: int = 0            # keep the last N /v1/messages bodies for GET /_sim/requests
+    # A hostile model (tests/hostile): the skill name its Skill calls use instead of the one
+    # decided, and tool_use blocks (``{"name": ..., "input": {...}}``) answered, one per
+    # request that offers that tool, before anything else.
+    hostile_skill_name: str | None = None
+    hostile_tool_calls: list[dict[str, Any]] = field(default_factory=list)
     slope: float = sim.Params.slope
     midpoint: float = sim.Params.midpoint
     exclusion_penalty: float = sim.Params.exclusion_penalty

@@ -85,6 +85,9 @@ def answer(body: dict[str, Any], headers: dict[str, str], config: SimConfig,
     conv = parse_request(body)
     seed = hashlib.sha256(repr((conv.model, conv.last_user_text, len(body.get("messages") or [])))
                           .encode()).digest()
+    hostile = _hostile_call(conv, config, decisions)
+    if hostile is not None:
+        return Answer([hostile], "tool_use", "hook", conversation=conv)
     _load_hooks()
     for hook in list(_HOOKS):
         content = hook(body, conv, seed)
@@ -102,6 +105,17 @@ def answer(body: dict[str, Any], headers: dict[str, str], config: SimConfig,
                           conversation=conv)
         return _decide(conv, body, headers, config, decisions)
     return _complete(conv, decisions)
+
+
+def _hostile_call(conv: Conversation, config: SimConfig, decisions: Decisions) -> dict[str, Any] | None:
+    """The next queued hostile tool call whose tool the request offers (then it is spent)."""
+    with decisions.lock:
+        for i, call in enumerate(config.hostile_tool_calls):
+            if call.get("name") in conv.tool_names:
+                config.hostile_tool_calls.pop(i)
+                return {"type": "tool_use", "id": _tool_id(), "name": call["name"],
+                        "input": dict(call.get("input") or {})}
+    return None
 
 
 def _orientation_call(tool: str, conv: Conversation) -> dict[str, Any]:
@@ -133,6 +147,8 @@ def _decide(conv: Conversation, body: dict[str, Any], headers: dict[str, str], c
                               "listing": [s.name for s in listing], "fired": fired,
                               "descriptions": [s.description for s in listing]})
         del decisions.log[:-2000]
+    if fired is not None and config.hostile_skill_name is not None:
+        fired = config.hostile_skill_name
     if fired is not None:
         block = {"type": "tool_use", "id": _tool_id(), "name": "Skill",
                  "input": {conv.skill_input_key: fired}}

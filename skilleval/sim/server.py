@@ -324,6 +324,11 @@ def _add_config_flags(parser: argparse.ArgumentParser) -> None:
         elif f.name == "fail_next":
             parser.add_argument(flag, type=lambda s: [int(x) for x in s.split(",") if x],
                                 default=None, metavar="S1,S2", help="statuses for the next requests")
+        elif f.name == "hostile_skill_name":
+            parser.add_argument(flag, type=str, default=None)
+        elif f.name == "hostile_tool_calls":
+            parser.add_argument(flag, type=json.loads, default=None, metavar="JSON",
+                                help='e.g. [{"name": "read_file", "input": {"path": "../x"}}]')
         elif f.name == "retry_after_s":
             parser.add_argument(flag, type=lambda s: None if s.lower() == "none" else float(s),
                                 default=None)
@@ -341,6 +346,10 @@ def serve_sim_main(argv: list[str]) -> int:
     parser.add_argument("--verbose", action="store_true", help="log each request line to stderr")
     _add_config_flags(parser)
     args = parser.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        print(f"serve-sim: --port must be 0-65535 (0 picks a free port), got {args.port}",
+              file=sys.stderr)
+        return 2
     config = SimConfig()
     config.update({f.name: getattr(args, f.name) for f in dataclasses.fields(SimConfig)
                    if getattr(args, f.name) is not None})

@@ -20,6 +20,8 @@ import pyarrow as pa
 
 from skilleval.store import schema as schemas
 from skilleval.store.fs import StoreLocation, open_location
+from skilleval.store.health import is_read_failure, quarantine_unreadable
+from skilleval.store.liveness import alive_runs
 from skilleval.store.parts import table_parts
 from skilleval.store.writer import PartWriter
 
@@ -33,10 +35,16 @@ SCHEMAS: dict[str, pa.Schema] = {
     "controls": schemas.TRIALS,
 }
 
-# Views that are more than `select *` over the parts.
-_VIEW_SQL = {
-    "runs": "SELECT * FROM ({src}) QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY ts DESC) = 1",
-}
+# Views that are more than `select *` over the parts. `runs` keeps each run's latest row; on a
+# local store, a run whose latest status is `running` but whose liveness lease nobody holds
+# was killed: it shows as `stale` (leases are per machine, so a remote store has no such rule).
+_LATEST_RUN = "SELECT * FROM ({src}) QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY ts DESC) = 1"
+_STALE_RUNS = ("SELECT * REPLACE (CASE WHEN status = 'running' AND run_id NOT IN "
+               "(SELECT run_id FROM __alive_runs) THEN 'stale' ELSE status END AS status) FROM "
+               f"({_LATEST_RUN})")
+# A table with a `key` column shows each key once (its newest row: a retried error, or a
+# trial two runs raced for, is written twice); ``<table>_all`` keeps every row.
+_KEYED_SQL = "SELECT * FROM ({src}) QUALIFY row_number() OVER (PARTITION BY key ORDER BY ts DESC) = 1"
 
 
 def register_schema(table: str, schema: pa.Schema) -> None:
@@ -105,24 +113,41 @@ class Store:
     # -- reading --------------------------------------------------------------------------
 
     def tables(self) -> list[str]:
-        return [t for t in self.location.subdirs() if self.location.find(self.location.join(t))]
+        return [t for t in self._table_dirs() if self.location.find(self.location.join(t))]
+
+    def _table_dirs(self) -> list[str]:
+        """Folders under the root that hold tables (``_quarantine``, ``_live``, ``_leases``
+        and other ``_``/``.`` folders hold store state, not results)."""
+        return [t for t in self.location.subdirs() if not t.startswith(("_", "."))]
 
     def connect(self) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB connection with one view per table (no lock on the store).
 
         Each view reads the table's live parts (`parts.table_parts`): parts a compacted part
-        replaced are left out even before compaction has deleted them."""
+        replaced are left out even before compaction has deleted them. On a local store, an
+        unreadable part is quarantined first (`health`): one damaged part must not break
+        every view."""
+        local = self.location.is_local
+        if local:
+            quarantine_unreadable(Path(self.location.path))
         con = duckdb.connect()
         self.location.register(con)
-        for table in self.location.subdirs():
+        if local:
+            alive = alive_runs(Path(self.location.path))
+            con.register("__alive_runs", pa.table({"run_id": pa.array(alive, pa.string())}))
+        for table in self._table_dirs():
             live = table_parts(self.location, self.location.join(table)).live
             if not live:
                 continue
             files = [_glob_literal(self.location.uri(f)) for f in live]
             rel = con.read_parquet(files, union_by_name=True, hive_partitioning=False)
-            rel.create_view(f"__parts_{table}")
-            sql = _VIEW_SQL.get(table, "{src}").format(src=f'SELECT * FROM "__parts_{table}"')
-            con.execute(f'CREATE VIEW "{table}" AS {sql}')
+            rel.create_view(f"{table}_all")
+            if table == "runs":
+                sql = _STALE_RUNS if local else _LATEST_RUN
+            else:
+                sql = _KEYED_SQL if "key" in rel.columns else "{src}"
+            src = f'SELECT * FROM "{table}_all"'
+            con.execute(f'CREATE VIEW "{table}" AS {sql.format(src=src)}')
         return con
 
     def lookup(self, table: str, key_column: str, keys: Sequence[str],
@@ -133,12 +158,12 @@ class Store:
             return empty
 
         def run(con: duckdb.DuckDBPyConnection) -> pa.Table:
-            if not _has_view(con, table):
+            if not _has_view(con, f"{table}_all"):
                 return empty
             wanted = pa.table({"k": pa.array(list(keys), pa.string())})
             con.register("wanted", wanted)
-            return con.sql(
-                f'SELECT t.* FROM "{table}" t JOIN wanted w ON t.{key_column} = w.k '
+            return con.sql(  # over every row (`_all`): the QUALIFY below picks one per key
+                f'SELECT t.* FROM "{table}_all" t JOIN wanted w ON t.{key_column} = w.k '
                 f"WHERE {where} QUALIFY row_number() OVER (PARTITION BY t.{key_column} "
                 f"ORDER BY t.ts DESC) = 1"
             ).to_arrow_table()
@@ -149,8 +174,10 @@ class Store:
         return self._read(lambda con: con.sql(sql, params=params or None).to_arrow_table())
 
     def _read(self, fn: Callable[[duckdb.DuckDBPyConnection], pa.Table]) -> pa.Table:
-        """Run `fn` on a fresh connection; list the parts again if a compaction deleted one
-        between listing and reading (its rows are then in the compacted part)."""
+        """Run `fn` on a fresh connection. List the parts again if a compaction deleted one
+        between listing and reading (its rows are then in the compacted part); if a data page
+        could not be decoded, find the damaged part by a deep check, quarantine it, retry."""
+        deep_checked = False
         for attempt in range(5):
             con = None
             try:
@@ -158,12 +185,22 @@ class Store:
                 return fn(con)
             except duckdb.IOException as exc:
                 if attempt == 4 or not _vanished(exc):
+                    if not self._quarantine_after(exc, deep_checked):
+                        raise
+                    deep_checked = True
+            except duckdb.Error as exc:
+                if not self._quarantine_after(exc, deep_checked):
                     raise
+                deep_checked = True
             finally:
                 if con is not None:
                     con.close()
         raise AssertionError("unreachable")
 
+    def _quarantine_after(self, exc: Exception, done: bool) -> bool:
+        """True when `exc` was a damaged part that a deep check has now moved aside."""
+        return (not done and self.location.is_local and is_read_failure(exc)
+                and bool(quarantine_unreadable(Path(self.location.path), deep=True)))
 
 def _has_view(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     return bool(con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?",

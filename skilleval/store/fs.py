@@ -64,11 +64,11 @@ class StoreLocation:
         if self.is_local:
             Path(directory).mkdir(parents=True, exist_ok=True)
             tmp = f"{final}.tmp"
-            pq.write_table(table, tmp, compression="zstd")
+            pq.write_table(table, tmp, compression="zstd", write_page_checksum=True)  # `store check` verifies
             os.replace(tmp, final)
             return final
         buf = io.BytesIO()
-        pq.write_table(table, buf, compression="zstd")
+        pq.write_table(table, buf, compression="zstd", write_page_checksum=True)
         self.fs.pipe_file(final, buf.getvalue())
         return final
 

@@ -10,6 +10,7 @@ import importlib
 from skilleval.errors import UserError
 
 SUBCOMMANDS: dict[str, str] = {
+    "check": "skilleval.store.check:check_main",
     "compact": "skilleval.store.compact:compact_main",
     "stats": "skilleval.store.stats:stats_main",
 }

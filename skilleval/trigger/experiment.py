@@ -15,6 +15,7 @@ from skilleval.gates import estimates as gate_estimates
 from skilleval.trigger.metrics import TriggerSummary, summarize
 from skilleval.trigger.policies import max_runs, rates_label
 from skilleval.trigger.runner import QueryResult, TrialRunner, require_measured
+from skilleval.terminal import safe
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
@@ -33,18 +34,30 @@ class TriggerEvalReport:
     split: str | None = None
 
 
-async def run_self_check(job: "JobContext", skill: Skill, distractors: list[Skill]) -> None:
-    """Prove the harness measures before paying for a run (real backends only)."""
+async def run_self_check(job: "JobContext", skill: Skill, distractors: list[Skill],
+                         runner: Any = None) -> None:
+    """Prove the harness measures before paying for a run (real backends only). The control
+    calls count in `runner`'s calls made and cost, like any trial (the budget books them as
+    they are sent, in `selfcheck._run`)."""
     if job.backend.needs_self_check and job.cfg.trigger.get("self_check", True):
         from skilleval.trigger.runner import trial_rows_recorder
         from skilleval.trigger.selfcheck import REPEATS, self_check
+
+        def spent(results: list[Any]) -> None:
+            calls, cost = len(results), sum(r.cost_usd or 0.0 for r in results)
+            job.summary.update(self_check_calls=calls, self_check_cost_usd=cost)
+            if runner is not None:
+                runner.calls_made += calls
+                runner.cost_usd += cost
+            job.summary.update(calls_made=job.summary.get("calls_made", 0) + calls,
+                               cost_usd=job.summary.get("cost_usd", 0.0) + cost)
 
         job.console.print("[dim]self-check: positive and negative controls…[/dim]")
         writer = job.store.writer("controls", job.experiment, job.run_id)
         recorder = trial_rows_recorder(writer, job.identity_row(), job.backend)
         try:
             sent = await self_check(job.backend, skill, distractors, job.budget,
-                                    store=job.store, recorder=recorder)
+                                    store=job.store, recorder=recorder, spent=spent)
         finally:
             writer.flush()
         if sent == 0:
@@ -79,19 +92,19 @@ def run_trigger_eval(job: "JobContext") -> int:
 
     warn_before_run(job, skill, cases, runs=settings.runs, threshold=settings.threshold)
     job.console.print(
-        f"[bold]trigger_eval[/bold] {skill.name}: {len(cases)} queries × ≤{max_runs(settings)} runs "
-        f"({settings.policy}), backend {job.backend.name}/{job.backend.model}, "
+        f"[bold]trigger_eval[/bold] {safe(skill.name)}: {len(cases)} queries × ≤{max_runs(settings)} runs "
+        f"({settings.policy}), backend {safe(job.backend.name)}/{safe(job.backend.model)}, "
         f"≤{runner.max_calls(len(cases))} calls")
     if settings.policy != "fixed":
         job.console.print(f"[yellow]rates: {rates_label(settings)}[/yellow]")
     partial = False
     started = time.perf_counter()
     with job.progress():  # the self-check too: a slow backend shows as alive, not silent
-        job.run(run_self_check(job, skill, distractors))
+        job.run(run_self_check(job, skill, distractors, runner))
         try:
             results = job.run(runner.evaluate(skill, cases, distractors))
         except BudgetExhausted as exc:
-            job.console.print(f"[yellow]stopped: {exc}[/yellow]")
+            job.console.print(f"[yellow]stopped: {safe(exc)}[/yellow]")
             results, partial = exc.partial, True  # type: ignore[attr-defined]
     job.store.close()  # flush every trial before timing and reporting
     job.timing["evaluate_seconds"] = time.perf_counter() - started

@@ -9,9 +9,12 @@ again. Only valid outcomes are reused: an error or timeout is retried by the nex
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 import datetime as dt
+import hashlib
+import sys
+from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from skilleval.backends.base import Backend
@@ -21,8 +24,10 @@ from skilleval.errors import BudgetExhausted, HarnessError, UserError
 from skilleval.executors.base import Executor, LocalExecutor
 from skilleval.store import keys as keymod
 from skilleval.store.catalog import Store
+from skilleval.store.liveness import LEASES, Lease
 from skilleval.store.writer import PartWriter
 from skilleval.trigger.policies import POLICIES, TriggerSettings, max_runs, verdict
+from skilleval.terminal import safe
 
 __all__ = ["QueryResult", "TrialRunner", "TriggerSettings"]
 
@@ -164,7 +169,8 @@ class TrialRunner:
 
     def __init__(self, backend: Backend, *, settings: TriggerSettings, store: Store | None,
                  recorder: Recorder | None = None, budget: Budget | None = None,
-                 progress: Any = None, executor: Executor | None = None) -> None:
+                 progress: Any = None, executor: Executor | None = None,
+                 flush: Callable[[], None] | None = None) -> None:
         check_policy(settings)
         self.backend = backend
         if executor is None:  # the backend called on this event loop (jobs pass `executor=`)
@@ -176,6 +182,7 @@ class TrialRunner:
         self.recorder = recorder
         self.budget = budget
         self.progress = progress
+        self.flush = flush  # makes recorded trials visible to other readers of the store
         self.calls_made = 0
         self.calls_cached = 0
         self.cost_usd = 0.0
@@ -228,10 +235,49 @@ class TrialRunner:
         listing, bodies, ldigest = self._listing(skill, distractors)
         settings = settings or self.settings
         check_policy(settings)
-        self._load_cached(ldigest, skill.name, cases, settings)
+        lease = await self._work_lease(ldigest, skill.name, cases, settings)
+        try:
+            self._load_cached(ldigest, skill.name, cases, settings)  # after the lease: see its work
+            return await self._evaluate(skill, cases, listing, bodies, ldigest, label, settings)
+        finally:
+            if lease is not None:
+                if self.flush is not None:
+                    self.flush()
+                lease.release(unlink=False)  # unlinking would let a waiter lock a dead inode
+
+    async def _work_lease(self, ldigest: bytes, target: str, cases: Sequence[TriggerCase],
+                          settings: TriggerSettings) -> Lease | None:
+        """Wait until no other process evaluates the same trial keys, then hold them.
+
+        Why a lease per evaluation and not a lock per trial key: one flock per call costs
+        nothing next to 100k stub trials; two identical runs started together still share
+        every trial (the second reads what the first stored), and a killed holder frees its
+        lease with its death."""
+        root = getattr(self.store, "root", None)
+        if not isinstance(root, Path):
+            return None
+        h = hashlib.sha256(self._identity + ldigest + target.encode())
+        h.update(repr((max_runs(settings), sorted(c.query for c in cases))).encode())
+        lease = Lease(root / LEASES / f"{h.hexdigest()[:32]}.lock")
+        told = False
+        while True:
+            try:
+                if lease.try_acquire():
+                    return lease
+            except OSError:
+                return None  # a read-only store: no sharing, same behaviour as before
+            if not told:
+                print("skilleval: waiting for another run evaluating the same trials (its "
+                      "results will be reused)…", file=sys.stderr)
+            told = True
+            await asyncio.sleep(0.1)
+
+    async def _evaluate(self, skill: Skill, cases: Sequence[TriggerCase],
+                        listing: tuple[ListedSkill, ...], bodies: tuple[tuple[str, str], ...],
+                        ldigest: bytes, label: str, settings: TriggerSettings) -> list[QueryResult]:
         states = [_QueryState(QueryResult(c, skill.name, settings), skill, listing, bodies, ldigest,
                               settings) for c in cases]
-        task = self.progress.add_task(label or skill.name, total=len(cases)) if self.progress else None
+        task = self.progress.add_task(safe(label or skill.name), total=len(cases)) if self.progress else None
         ready: deque[tuple[_QueryState, Trial]] = deque()
         for st in states:
             self._advance(st, ready, task)

@@ -80,9 +80,11 @@ Recorder = Callable[[Trial, TrialResult, TriggerCase, Skill], None]
 
 
 async def self_check(backend: Any, skill: Skill, distractors: list[Skill], budget: Any = None,
-                     *, store: Any = None, recorder: Recorder | None = None) -> int:
+                     *, store: Any = None, recorder: Recorder | None = None,
+                     spent: Callable[[list[TrialResult]], None] | None = None) -> int:
     """Raise ``HarnessError`` (exit 3) explaining what is wrong, or return the number of
-    control trials sent (0 when every one was read from `store`'s ``controls`` table)."""
+    control trials sent (0 when every one was read from `store`'s ``controls`` table).
+    `spent` gets the results of the controls actually sent (real calls: counted and paid for)."""
     from skilleval.trigger.runner import load_valid
 
     pos = _trials(skill, distractors, positive_query(skill), "positive", backend)
@@ -99,6 +101,8 @@ async def self_check(backend: Any, skill: Skill, distractors: list[Skill], budge
 
     results = await asyncio.gather(*(one(t) for t in pos + neg))
     sent = sum(1 for t in pos + neg if t.key not in stored)
+    if spent is not None:  # only what was sent: stored controls cost nothing this time
+        spent([r for t, r in zip(pos + neg, results) if t.key not in stored])
     pos_r, neg_r = list(results[:REPEATS]), list(results[REPEATS:])
     problems: list[str] = []
     invalid = [r for r in results if not r.outcome.valid]

@@ -129,6 +129,12 @@ def test_blind_compare_both_orders(cli) -> None:
     for r in rows:
         assert r["consistent"] == (r["order1_winner_arm"] == r["order2_winner_arm"])
         assert r["winner_arm"] == (r["order1_winner_arm"] if r["consistent"] else "TIE")
+    files = list(cli.outputs.rglob("comparison-*.json"))
+    assert len(files) == 4
+    for f in files:  # the top-level winner is the both-orders verdict, in order 1's letters
+        c = json.loads(f.read_text())
+        letter = {v: k for k, v in c["unblinded"].items()}.get(c["both_orders"]["winner_arm"], "TIE")
+        assert c["winner"] == letter, f
     analyses = list(cli.outputs.rglob("analysis.json"))
     assert analyses and "improvement_suggestions" in json.loads(analyses[0].read_text())
 

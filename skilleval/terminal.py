@@ -1,0 +1,36 @@
+"""Data shown in a terminal is hostile: escape it for rich and make control characters visible.
+
+Queries, skill names, model output and stored text can hold rich markup (``[/]`` crashes a
+render with MarkupError; ``[link=file:///etc/passwd]`` becomes a live hyperlink) and raw
+control sequences (``ESC[2J`` clears the screen, ``ESC]0;`` retitles the window, a bidi
+override reorders what the reader sees). `safe` is for text interpolated into rich markup;
+`visible` is for plain ``print`` (error lines, CSV is left as is: it is data for programs).
+"""
+from __future__ import annotations
+
+import re
+
+from rich.markup import escape
+
+# C0 controls except tab and newline, DEL, C1 controls, and the Unicode bidi overrides/isolates.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _show(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: object) -> str:
+    """`text` with every control character written out (``\\x1b``), never executed."""
+    return _CONTROL.sub(_show, str(text))
+
+
+def visible_line(text: object) -> str:
+    """`visible`, and newlines too: for one-line messages (an error line stays one line)."""
+    return visible(text).replace("\n", "\\n")
+
+
+def safe(text: object) -> str:
+    """`text` ready to interpolate into rich markup: controls visible, markup escaped."""
+    return escape(visible(text))

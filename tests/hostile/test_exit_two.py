@@ -1,0 +1,115 @@
+"""Item 8: each bad input is one line on stderr and exit 2, checked before any call is made
+(no trial or execution reaches the store)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import one_line_error
+
+REPO = Path(__file__).resolve().parents[2]
+CSV_TIDY = REPO / "experiments" / "csv-tidy"
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> Path:  # noqa: ANN001
+    d = tmp_path_factory.mktemp("bad-inputs")
+    (d / "nonutf").mkdir()
+    (d / "nonutf" / "SKILL.md").write_bytes(b"---\nname: nonutf\ndescription: caf\xe9\n---\nbody\n")
+    (d / "dup").mkdir()
+    (d / "dup" / "SKILL.md").write_text("---\nname: dup\ndescription: a\nname: dup\n---\nbody\n")
+    (d / "nonutf.json").write_bytes(b'[{"query": "caf\xe9", "should_trigger": true}]')
+    (d / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (d / "evals-nonutf.json").write_bytes(b'{"evals": [{"prompt": "caf\xe9"}]}')
+    (d / "a-file").write_text("x")
+    (d / "sloop").symlink_to("sloop")
+    return d
+
+
+TRIGGER = ("+experiment=trigger_eval", "backend=stub")
+FUNCTIONAL = ("+experiment=functional_eval", "backend=stub")
+CASES = {
+    "validate non-UTF-8": (("validate", "{d}/nonutf"), "not valid UTF-8"),
+    "duplicate frontmatter key": (("validate", "{d}/dup"), "duplicate key 'name'"),
+    "duplicate key in a run": ((*TRIGGER, "skill={d}/dup"), "duplicate key 'name'"),
+    "eval set non-UTF-8": ((*TRIGGER, "cases={d}/nonutf.json"), "not valid UTF-8"),
+    "eval set nested": ((*TRIGGER, "cases={d}/deep.json"), "nested too deeply"),
+    "evals.json non-UTF-8": ((*FUNCTIONAL, "functional.evals={d}/evals-nonutf.json"), "not valid UTF-8"),
+    "confidence=2": ((*TRIGGER, "trigger.confidence=2"), "trigger.confidence"),
+    "confidence=1": ((*TRIGGER, "trigger.confidence=1"), "trigger.confidence"),
+    "confidence=0": ((*TRIGGER, "trigger.confidence=0"), "trigger.confidence"),
+    "max_error_rate=abc": ((*TRIGGER, "trigger.max_error_rate=abc"), "trigger.max_error_rate"),
+    "max_error_rate=-1": ((*TRIGGER, "trigger.max_error_rate=-1"), "trigger.max_error_rate"),
+    "min_valid>runs": ((*TRIGGER, "trigger.min_valid=100", "trigger.runs=3"), "trigger.min_valid"),
+    "flush_seconds=abc": ((*TRIGGER, "store.flush_seconds=abc"), "store.flush_seconds"),
+    "functional.runs=abc": ((*FUNCTIONAL, "functional.runs=abc"), "functional.runs"),
+    "functional.max_turns=abc": ((*FUNCTIONAL, "functional.max_turns=abc"), "functional.max_turns"),
+    "functional.bootstrap=-5": ((*FUNCTIONAL, "functional.bootstrap=-5"), "functional.bootstrap"),
+    "functional.confidence=5": ((*FUNCTIONAL, "functional.confidence=5"), "functional.confidence"),
+    "bogus arm": ((*FUNCTIONAL, "functional.arms=[with_skill,bogus]"), "'bogus'"),
+    "bogus tool": ((*FUNCTIONAL, "functional.tools=[rm_rf]"), "'rm_rf'"),
+    "error_rate=2": ((*TRIGGER, "backend.error_rate=2"), "backend.error_rate"),
+    "distractors not a list": ((*TRIGGER, "distractors=notalist"), "distractors must be a list"),
+    "package -o file": (("package", str(CSV_TIDY), "-o", "{d}/a-file"), "not a folder"),
+    "package into itself": (("package", "{d}/p3", "-o", "{d}/p3"), "inside the skill folder"),
+    "package symlink loop": (("package", "{d}/loop", "-o", "{d}/dist"), "symlink loop"),
+    "serve-sim port": (("serve-sim", "--port", "99999"), "--port"),
+    "store.root file": ((*TRIGGER, "store.root={d}/a-file"), "not a folder"),
+    "store.root /dev/null": ((*TRIGGER, "store.root=/dev/null"), "not a folder"),
+    "store.root /proc/x": ((*TRIGGER, "store.root=/proc/x"), "cannot create"),
+    "store.root loop": ((*TRIGGER, "store.root={d}/sloop"), "loop"),
+    "store.root backslash": ((*TRIGGER, "store.root={d}/a\\\\b"), "backslash"),
+}
+
+
+def _prepare_package_cases(d: Path) -> None:
+    import shutil
+
+    if not (d / "p3").exists():
+        shutil.copytree(CSV_TIDY, d / "p3")
+        md = d / "p3" / "SKILL.md"
+        md.write_text(md.read_text().replace("name: csv-tidy", "name: p3", 1))
+    loop = d / "loop"
+    if not loop.exists():
+        loop.mkdir()
+        (loop / "SKILL.md").write_text("---\nname: loop\ndescription: Loops.\n---\nbody\n")
+        (loop / "a").symlink_to("b")
+        (loop / "b").symlink_to("a")
+        (loop / "up").symlink_to("..")
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_input_is_one_line_exit_2_before_any_call(make_skilleval_cli, tmp_path: Path, files: Path,
+                                                      case: str) -> None:
+    _prepare_package_cases(files)
+    args, needle = CASES[case]
+    cli = make_skilleval_cli(tmp_path)
+    r = cli.run(*(a.format(d=files) for a in args))
+    line = one_line_error(r, 2)
+    assert needle in line, line
+    for table in ("trials", "executions", "queries"):
+        assert not (cli.store / table).exists(), f"{table} written before the input was checked"
+    assert not (files / "p3" / "p3.skill").exists()
+
+
+def test_package_dot_names_the_folder(tmp_path: Path, skilleval_cli) -> None:
+    import shutil
+
+    shutil.copytree(CSV_TIDY, tmp_path / "csv-tidy")
+    r = subprocess.run([sys.executable, "-m", "skilleval.cli", "package", ".", "-o", str(tmp_path / "dist")],
+                       cwd=tmp_path / "csv-tidy", env=skilleval_cli.env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "dist" / "csv-tidy.skill").is_file()
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["plugins"], ["sql", "select * from range(5000)"]])
+def test_closed_pipe_is_one_line_exit_2(skilleval_cli, argv: list[str]) -> None:
+    r = subprocess.run(f"{sys.executable} -m skilleval.cli {' '.join(repr(a) for a in argv)} | true",
+                       shell=True, cwd=skilleval_cli.cwd, env=skilleval_cli.env, capture_output=True,
+                       text=True, executable="/bin/bash")
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert "Traceback" not in r.stderr
+    assert lines in ([], ["skilleval: error: output closed early (broken pipe)"]), r.stderr
