@@ -27,6 +27,7 @@ from typing import Any
 from skilleval.errors import UserError
 from skilleval.execution import OutputFile, store_blobs
 from skilleval.functional.records import digest, now
+from skilleval.functional.workspace import ERROR_FILE
 from skilleval.store.catalog import Store, resolve_root
 from skilleval.store.schema import SCHEMA_VERSION
 
@@ -101,6 +102,8 @@ def import_workspace(root: Path, store: Store, skill: str | None = None) -> dict
         d: Path = run["run_dir"]
         grading = _json(d / "grading.json") or {}
         timing = _json(d / "timing.json") or {}
+        failed = _json(d / ERROR_FILE)  # our export of an errored run: no grades, not "ok"
+        failed = failed if isinstance(failed, dict) else None
         meta = _metadata(run)
         m = re.fullmatch(r"eval-(\d+)(?:-.*)?", run["eval_dir"].name)
         eval_id = str(meta.get("eval_id", m.group(1) if m else run["eval_dir"].name))
@@ -129,18 +132,20 @@ def import_workspace(root: Path, store: Store, skill: str | None = None) -> dict
             **ident, "ts": now(), "key": key, "backend": "imported", "model": None, "skill": skill,
             "skill_hash": None, "arm": run["config"], "role": ROLE.get(run["config"], "other"),
             "eval_id": eval_id, "eval_name": eval_name, "repeat": run["run_number"] - 1,
-            "prompt": meta.get("prompt"), "status": "ok", "skill_fired": None, "fired_skills": [],
+            "prompt": meta.get("prompt"),
+            "status": str(failed.get("status") or "error") if failed else "ok", "skill_fired": None, "fired_skills": [],
             "duration_s": float(seconds), "input_tokens": None, "output_tokens": None,
             "total_tokens": int(tokens), "cost_usd": None,
             "tool_calls_json": json.dumps(em.get("tool_calls") or {}),
             "total_tool_calls": int(em.get("total_tool_calls") or 0), "turns": em.get("total_steps"),
             "errors": int(em.get("errors_encountered") or 0),
             "outputs": [{"path": o.path, "sha256": o.sha256, "size": o.size} for o in outputs],
-            "transcript": transcript, "settings_json": None, "effective_json": None, "error": None,
+            "transcript": transcript, "settings_json": None, "effective_json": None,
+            "error": str(failed.get("error")) if failed else None,
             "backend_version": None, "source": f"skill-creator:{root.resolve()}::{label}",
         })
         # schemas.md says expectations; SKILL.md's prose says assertions (issue #587): accept both.
-        for i, e in enumerate(grading.get("expectations") or grading.get("assertions") or []):
+        for i, e in enumerate([] if failed else grading.get("expectations") or grading.get("assertions") or []):
             if not isinstance(e, dict) or "text" not in e:
                 skipped += 1
                 continue
