@@ -2,8 +2,11 @@
 
 Each trial runs in isolation (avoiding skill-creator's B1-B7, see ``skill-creator.md`` §13):
 
-* a fresh temp project holding exactly the trial's listed skills as real
-  ``.claude/skills/<name>/SKILL.md`` files with their bodies, and no ancestor ``.claude``;
+* a fresh temp project holding exactly the trial's skills as the user's real folders under
+  ``.claude/skills/<name>/`` (every frontmatter key, every resource file; only the
+  description is replaced when a candidate is under test), and no ancestor ``.claude``.
+  Claude Code then applies its own listing rules (a ``disable-model-invocation`` skill is
+  installed but never shown);
 * its own ``CLAUDE_CONFIG_DIR`` (no user skills, settings or shared ``.claude.json``),
   ``CLAUDE_CODE_DISABLE_BUNDLED_SKILLS=1``, the builtin plugin skill disabled,
   ``--setting-sources project``, ``--strict-mcp-config``, stdin closed, ``CLAUDECODE`` removed;
@@ -34,9 +37,10 @@ from skilleval.backends.cli_process import ISOLATION_SETTINGS, kill_group
 from skilleval.backends.params import ClaudeCliParams
 from skilleval.backends.cli_stream import CliRun
 from skilleval.backends.pricing import cost_usd
-from skilleval.domain import Completion, Outcome, Trial, TrialResult
+from skilleval.domain import Completion, Outcome, Skill, Trial, TrialResult
 from skilleval.errors import HarnessError, UserError
 from skilleval.sim.protocol import SIM_KEY, hint_value, is_loopback
+from skilleval.skills import install_skill
 
 _SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 
@@ -87,13 +91,20 @@ class ClaudeCliBackend(BaseBackend):
             shutil.rmtree(root, ignore_errors=True)
             raise HarnessError(f"{leak} exists above the trial folder {root}; its skills would "
                                "leak into every trial. Set backend.work_root elsewhere.")
+        skills_dir = root / "proj" / ".claude" / "skills"
+        for skill in trial.skills:  # the user's real folders: every frontmatter key, resources
+            install_skill(skill.with_description(_description_under_test(trial, skill)),
+                          skills_dir / skill.name)
+        installed = {s.name for s in trial.skills}
         bodies = dict(trial.bodies)
-        for skill in trial.listing:
-            folder = root / "proj" / ".claude" / "skills" / skill.name
+        for listed in trial.listing:  # a listing without folders (a caller that has none)
+            if listed.name in installed:
+                continue
+            folder = skills_dir / listed.name
             folder.mkdir(parents=True)
-            body = bodies.get(skill.name) or f"# {skill.name}\n"
+            body = bodies.get(listed.name) or f"# {listed.name}\n"
             (folder / "SKILL.md").write_text(
-                f"---\nname: {skill.name}\ndescription: {json.dumps(skill.description)}\n---\n"
+                f"---\nname: {listed.name}\ndescription: {json.dumps(listed.description)}\n---\n"
                 f"{body if body.endswith(chr(10)) else body + chr(10)}")
         (root / "config").mkdir()
         return root
@@ -152,7 +163,8 @@ class ClaudeCliBackend(BaseBackend):
             output_tokens=tokens.output_tokens, cache_read_tokens=tokens.cache_read_tokens,
             cache_write_tokens=tokens.cache_write_5m_tokens + tokens.cache_write_1h_tokens,
             cost_usd=cost, retries=retries, error=_scrub(error),
-            backend_version=f"claude-cli/{run.version or self.cli_version}", shown=run.shown)
+            backend_version=f"claude-cli/{run.version or self.cli_version}",
+            shown=_model_shown(run.shown, trial))
 
     async def _run_once(self, trial: Trial) -> tuple[CliRun, str]:
         """One CLI process. Status: ok | timeout | exit N: <stderr tail>."""
@@ -255,6 +267,26 @@ async def _tail(stream: asyncio.StreamReader | None, keep: int = 4096) -> str:
     while chunk := await stream.read(65536):
         buf = (buf + chunk)[-keep:]
     return buf.decode("utf-8", "replace")
+
+
+def _description_under_test(trial: Trial, skill: Skill) -> str:
+    """The listing's description when it is a candidate variant, else the folder's own.
+
+    The listing line carries ``when_to_use`` after the description (`Skill.listed`), so a
+    line equal to the folder's own rendering means "unchanged"."""
+    line = next((s.description for s in trial.listing if s.name == skill.name), None)
+    if line is None or line == skill.listed.description:
+        return skill.description
+    return line
+
+
+def _model_shown(init_skills: tuple[str, ...] | None, trial: Trial) -> tuple[str, ...] | None:
+    """``system/init.skills`` minus what Claude Code hides from the model: init lists a
+    ``disable-model-invocation`` skill that the model's listing leaves out (reference §2.1)."""
+    if init_skills is None:
+        return None
+    hidden = {s.name for s in trial.skills if not s.model_invocable}
+    return tuple(n for n in init_skills if n not in hidden)
 
 
 def _retryable(status: int | None) -> bool:

@@ -133,6 +133,7 @@ class _QueryState:
     in_flight: int = 0
     triggers: int = 0
     valid: int = 0
+    installed: tuple[Skill, ...] = ()  # the folders a real backend installs
 
 
 class TrialRunner:
@@ -169,9 +170,11 @@ class TrialRunner:
         names = [s.name for s in skills]
         if len(set(names)) != len(names):
             raise UserError(f"two listed skills share a name: {sorted(n for n in names if names.count(n) > 1)[0]!r}")
-        listing = tuple(s.listed for s in skills)
+        # The model's listing follows Claude Code's rules; every folder is still installed.
+        listing = tuple(s.listed for s in skills if s.model_invocable)
         bodies = tuple((s.name, s.body) for s in skills)
-        return listing, bodies, keymod.listing_digest(listing, bodies)
+        extras = [(s.name, s.install_extras) for s in skills]
+        return listing, bodies, keymod.listing_digest(listing, bodies, extras)
 
     def key(self, ldigest: bytes, target: str, query: str, repeat: int) -> str:
         return keymod.trial_key(self._identity, ldigest, target, query, repeat)
@@ -217,8 +220,9 @@ class TrialRunner:
         settings = settings or self.settings
         check_policy(settings)
         self._load_cached(ldigest, skill.name, cases, settings)
+        installed = tuple(sorted([skill, *distractors], key=lambda s: s.name))
         states = [_QueryState(QueryResult(c, skill.name, settings), skill, listing, bodies, ldigest,
-                              settings) for c in cases]
+                              settings, installed=installed) for c in cases]
         task = self.progress.add_task(label or skill.name, total=len(cases)) if self.progress else None
         ready: deque[tuple[_QueryState, Trial]] = deque()
         for st in states:
@@ -285,7 +289,7 @@ class TrialRunner:
                     self._receive(st, repeat, cached)
                     continue
                 ready.append((st, Trial(key, q.case.id, q.case.query, st.skill.name, st.listing,
-                                        repeat, self.backend.model, st.bodies)))
+                                        repeat, self.backend.model, st.bodies, st.installed)))
                 queued += 1
             st.started += n
             if queued:

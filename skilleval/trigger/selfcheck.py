@@ -32,13 +32,15 @@ def positive_query(skill: Skill) -> str:
 
 def _trials(skill: Skill, distractors: list[Skill], query: str, label: str,
             model: str) -> list[Trial]:
-    listing = tuple(s.listed for s in [skill, *distractors])
-    bodies = tuple((s.name, s.body) for s in [skill, *distractors])
+    installed = (skill, *distractors)
+    listing = tuple(s.listed for s in installed if s.model_invocable)  # Claude Code's rules
+    bodies = tuple((s.name, s.body) for s in installed)
     out = []
     for repeat in range(REPEATS):
-        key = hashlib.sha256(f"selfcheck|{label}|{skill.content_hash}|{query}|{repeat}"
-                             .encode()).hexdigest()[:32]
-        out.append(Trial(key, f"selfcheck-{label}", query, skill.name, listing, repeat, model, bodies))
+        key = hashlib.sha256(f"selfcheck|{label}|{skill.content_hash}|{skill.install_extras}|"
+                             f"{query}|{repeat}".encode()).hexdigest()[:32]
+        out.append(Trial(key, f"selfcheck-{label}", query, skill.name, listing, repeat, model, bodies,
+                         installed))
     return out
 
 
@@ -67,6 +69,10 @@ async def self_check(backend: Any, skill: Skill, distractors: list[Skill]) -> No
     results = await asyncio.gather(*(_run(backend, t) for t in pos + neg))
     pos_r, neg_r = list(results[:REPEATS]), list(results[REPEATS:])
     problems: list[str] = []
+    if not skill.model_invocable:
+        problems.append(
+            f"{skill.name!r} sets disable-model-invocation: true, so Claude Code keeps it out of "
+            "the model's listing and the model can never trigger it; there is nothing to measure.")
     invalid = [r for r in results if not r.outcome.valid]
     if len(invalid) == len(results):
         problems.append(
