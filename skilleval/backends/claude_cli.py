@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.backends.base import BaseBackend
-from skilleval.backends.cli_process import ISOLATION_SETTINGS, kill_group
+from skilleval.backends.cli_process import (ISOLATION_SETTINGS, TRIAL_SETTINGS, kill_group,
+                                            usable_cpus)
 from skilleval.backends.params import ClaudeCliParams
 from skilleval.backends.cli_stream import CliRun
 from skilleval.backends.pricing import cost_usd
@@ -59,6 +60,19 @@ class ClaudeCliBackend(BaseBackend):
                             "(install Claude Code, or run .ci/install-claude-cli.sh)")
         self.cli_version = _cli_version(self.executable)
         self.hints = params.sim_hints and is_loopback(params.base_url)
+        if params.concurrency is not None and params.concurrency < 1:
+            raise UserError(f"backend.concurrency must be at least 1, got {params.concurrency}")
+        # The CLI is CPU-bound (about 0.45 s of CPU per trial): more processes than CPUs only
+        # queue for the CPU and stretch every trial, whatever trigger.concurrency asks for.
+        self.max_processes = params.concurrency or usable_cpus()
+        self._gates: dict[int, asyncio.Semaphore] = {}
+
+    def _gate(self) -> asyncio.Semaphore:
+        """One semaphore per event loop (a job may run several loops one after another)."""
+        loop = id(asyncio.get_running_loop())
+        if loop not in self._gates:
+            self._gates = {loop: asyncio.Semaphore(self.max_processes)}
+        return self._gates[loop]
 
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
@@ -114,11 +128,15 @@ class ClaudeCliBackend(BaseBackend):
         return [self.executable, "-p", "--output-format", "stream-json", "--verbose",
                 "--include-partial-messages", "--model", p.model, "--max-turns", str(p.max_turns),
                 "--setting-sources", "project", "--strict-mcp-config", "--no-session-persistence",
-                "--settings", ISOLATION_SETTINGS, *p.extra_args, "--", trial.query]
+                "--settings", TRIAL_SETTINGS, *p.extra_args, "--", trial.query]
 
     # -- trials -----------------------------------------------------------------------------
 
     async def run_trial(self, trial: Trial) -> TrialResult:
+        async with self._gate():
+            return await self._run_trial(trial)
+
+    async def _run_trial(self, trial: Trial) -> TrialResult:
         start = time.perf_counter()
         retries = 0   # CLI-internal api_retry lines plus our whole-run retries
         reruns = 0
@@ -221,10 +239,15 @@ class ClaudeCliBackend(BaseBackend):
         """Run a functional task: see `skilleval.backends.cli_executor`."""
         from skilleval.backends.cli_executor import execute_via_cli
 
-        return await execute_via_cli(self, request)
+        async with self._gate():
+            return await execute_via_cli(self, request)
 
     async def complete(self, prompt: str, *, system: str | None = None,
                        max_tokens: int = 2048) -> Completion:
+        async with self._gate():
+            return await self._complete(prompt, system)
+
+    async def _complete(self, prompt: str, system: str | None) -> Completion:
         start = time.perf_counter()
         root = Path(tempfile.mkdtemp(prefix="skilleval-cli-", dir=self.params.work_root))
         (root / "proj").mkdir()
