@@ -80,6 +80,10 @@ def prepare(job: "JobContext", arm_names: list[str] | None = None) -> Setup:
         if name not in typed:
             typed[name] = job.registry.build("judge", {"name": name})
         return typed[name]
+    check_task = getattr(job.backend, "check_task", None)  # optional in the backend protocol
+    for c in cases:  # fail before any call on a task this backend cannot do at all
+        if check_task is not None:
+            check_task(c.name, c.prompt, tuple(c.files))
     for c in cases:  # fail before any call on an unknown check type
         for e in c.expectations:
             if e.spec is not None:

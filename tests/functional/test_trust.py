@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -129,3 +130,48 @@ def test_http_400_is_an_error_not_a_failed_skill(skilleval_cli, sim400) -> None:
     n = skilleval_cli.run("sql", f"select count(*) as n from grades where execution_key = '{bad['execution_key']}'",
                           "--format", "json", check=0)
     assert json.loads(n.stdout)[0]["n"] == 0
+
+
+# -- item 10: the stub never invents another skill's work; the CLI path really works ----------
+
+CHANGELOG = Path(__file__).resolve().parents[2] / "experiments" / "changelog-writer"
+
+
+def test_stub_refuses_a_task_it_cannot_simulate(skilleval_cli) -> None:  # noqa: ANN001
+    p = skilleval_cli.run("+experiment=functional_eval", f"skill={CHANGELOG}", "functional.runs=1",
+                          "functional.analyze=false", timeout=120)
+    assert p.returncode == 2, p.stdout + p.stderr
+    [line] = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert "backend=stub cannot simulate eval" in line and "a real backend is needed" in line
+    assert "Traceback" not in p.stderr
+    assert not list(skilleval_cli.outputs.rglob("*.csv"))  # nothing invented, nothing run
+
+
+def test_no_output_in_any_arm_is_flagged_and_exits_3(skilleval_cli, sim400) -> None:  # noqa: ANN001
+    """A real backend on a task the simulated model cannot do: it writes nothing, and a run
+    where no arm wrote a file must not pass as a measurement (exit 3, flagged)."""
+    sim400.configure(fail_next=[])
+    p = skilleval_cli.run("+experiment=functional_eval", f"skill={CHANGELOG}", "functional.runs=1",
+                          "functional.only=[1]", "functional.analyze=false", "functional.bootstrap=100",
+                          "backend=anthropic_api", f"backend.base_url={sim400.url}", timeout=300)
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "no arm wrote any output file" in p.stderr
+    b = json.loads(sorted(skilleval_cli.outputs.rglob("benchmark.json"))[-1].read_text())
+    assert b["flags"] and "no arm wrote any output file" in b["flags"][0]
+
+
+def test_functional_eval_with_the_real_cli_against_serve_sim(skilleval_cli, sim400, claude_bin) -> None:  # noqa: ANN001
+    p = skilleval_cli.run("+experiment=functional_eval", "functional.runs=1", "functional.only=[1]",
+                          "functional.analyze=false", "functional.bootstrap=100", "backend=claude_cli",
+                          f"backend.executable={claude_bin}", f"backend.base_url={sim400.url}",
+                          "backend.model=sim-1", timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    it = sorted(skilleval_cli.outputs.rglob("iteration-*"))[-1]
+    for arm in ("with_skill", "without_skill"):
+        run = it / "eval-dedupe-contacts" / arm / "run-1"
+        out = (run / "outputs" / "contacts_clean.csv").read_text()
+        assert out.startswith("full_name,email,") and "@" in out
+        grading = json.loads((run / "grading.json").read_text())
+        assert grading["summary"]["total"] > 0 and grading["summary"]["passed"] > 0
+    b = json.loads((it / "benchmark.json").read_text())
+    assert b["skill_fired"]["with_skill"] == {"fired": 1, "runs": 1}

@@ -25,7 +25,7 @@ from skilleval.domain import ListedSkill
 from skilleval.execution import (ExecutionRequest, ExecutionResult, collect_outputs,
                                  resolve_inside, snapshot)
 from skilleval.sim import model as sim
-from skilleval.sim.agent.tidy import Care, tidy
+from skilleval.sim.agent.tidy import Care, tidy, unsupported
 
 
 def _seed(key: str, salt: str) -> int:
@@ -49,7 +49,9 @@ def simulate_execution(request: ExecutionRequest, backend: Any = None) -> Execut
     rng = random.Random(_seed(request.key, "care"))
     before = snapshot(request.sandbox)
     inputs = {p: resolve_inside(request.sandbox, p).read_bytes() for p in request.input_files}
-    outputs, log = tidy(request.prompt, inputs, Care(rng, guide))
+    why = unsupported(request.prompt, request.input_files)  # (the backend refuses these first)
+    outputs, log = ({}, [f"cannot do this task: {why}"]) if why else tidy(request.prompt, inputs,
+                                                                           Care(rng, guide))
 
     steps: list[str] = [f"## Task\n\n{request.prompt}\n"]
     tool_calls: dict[str, int] = {}
