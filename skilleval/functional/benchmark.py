@@ -45,9 +45,11 @@ def _eval_of(run: dict[str, Any]) -> str:
     return str(run.get("eval_name", run["eval_id"]))
 
 
-def stat(values: list[float]) -> dict[str, float]:
+def stat(values: list[float]) -> dict[str, float | None]:
+    """skill-creator's Stat. With no values every field is None, never 0: an arm with no
+    valid run has no pass rate, and a 0 would read as "failed everything"."""
     if not values:
-        return {"mean": 0.0, "stddev": 0.0, "min": 0.0, "max": 0.0}
+        return {"mean": None, "stddev": None, "min": None, "max": None}
     sd = statistics.stdev(values) if len(values) > 1 else 0.0
     return {"mean": round(statistics.fmean(values), 4), "stddev": round(sd, 4),
             "min": round(min(values), 4), "max": round(max(values), 4)}
@@ -75,9 +77,10 @@ def build_benchmark(runs: list[dict[str, Any]], metadata: dict[str, Any], primar
         cr = [r for r in runs if r["configuration"] == c]
         summary[c] = {m: stat([float(r["result"][m]) for r in cr if r["result"].get(m) is not None])
                       for m in METRICS}
-    d = {m: summary[primary][m]["mean"] - summary[baseline][m]["mean"] for m in METRICS}
-    summary["delta"] = {"pass_rate": f"{d['pass_rate']:+.2f}", "time_seconds": f"{d['time_seconds']:+.1f}",
-                        "tokens": f"{d['tokens']:+.0f}"}
+    fmt = {"pass_rate": "{:+.2f}", "time_seconds": "{:+.1f}", "tokens": "{:+.0f}"}
+    summary["delta"] = {m: "n/a" if summary[primary][m]["mean"] is None or summary[baseline][m]["mean"] is None
+                        else fmt[m].format(summary[primary][m]["mean"] - summary[baseline][m]["mean"])
+                        for m in METRICS}
     all_evals = sorted({_eval_of(r) for r in runs + errored}, key=_sort_key)
     n_valid = Counter((r["configuration"], _eval_of(r)) for r in runs)
     insufficient = {c: [e for e in all_evals if n_valid[(c, e)] < max(1, min_valid)] for c in configs}
@@ -186,7 +189,7 @@ def notes(bench: dict[str, Any], primary: str, baseline: str) -> list[str]:
     for row in bench["per_eval"]:
         for c in (primary, baseline):
             sd = row[c]["pass_rate"]["stddev"]
-            if sd > FLAKY_STDDEV:
+            if sd is not None and sd > FLAKY_STDDEV:
                 out.append(f"[{row['eval_name']}] flaky in {c}: pass rate stddev {sd:.2f} across runs")
     ds = bench["delta_stats"]
     for m, unit in (("time_seconds", "s"), ("tokens", " tokens")):
@@ -233,7 +236,7 @@ def render_md(bench: dict[str, Any]) -> str:
     lines.append(f"| Valid runs (errors, timeouts) | {errs[p]['valid']} ({errs[p]['error']}, {errs[p]['timeout']}) | "
                  f"{errs[b]['valid']} ({errs[b]['error']}, {errs[b]['timeout']}) | |")
     pv = ds["pass_rate"]["p_value"]
-    pr = lambda st: f"{st['mean'] * 100:.0f}% ± {st['stddev'] * 100:.0f}%"  # noqa: E731
+    pr = lambda st: "n/a" if st["mean"] is None else f"{st['mean'] * 100:.0f}% ± {st['stddev'] * 100:.0f}%"  # noqa: E731
     lines += ["", f"Means and Delta ({p} minus {b}, by role) weigh each of the "
                   f"{ds['pass_rate']['n_evals']} evals both arms measured the same; the interval is "
                   f"about that same Delta: {int(ds['confidence'] * 100)}% bootstrap clustered by eval; "

@@ -79,6 +79,17 @@ def test_an_arm_with_too_few_valid_runs_is_insufficient() -> None:
     assert b["execution_errors"]["with_skill"]["timeout"] == 1
 
 
+def test_an_arm_with_no_valid_run_has_no_mean_and_no_pooled_delta() -> None:
+    """The issue's HTTP 400 case: the errored arm must not read as 0 %, not even in the
+    skill-creator-shaped run_summary the viewer shows (it printed -0.80 there)."""
+    runs = [_entry("a", "with_skill", 1, None, status="error"), _entry("a", "without_skill", 1, 0.8)]
+    b = build_benchmark(runs, {}, "with_skill", "without_skill", n_boot=50)
+    assert b["run_summary"]["with_skill"]["pass_rate"]["mean"] is None
+    assert b["run_summary"]["delta"] == {"pass_rate": "n/a", "time_seconds": "n/a", "tokens": "n/a"}
+    assert b["delta_stats"]["pass_rate"]["delta"] is None and b["delta_stats"]["paired_evals"] == []
+    assert "| Pass Rate | n/a | n/a | n/a |" in render_md(b)
+
+
 def test_benchmark_md_delta_is_the_one_its_interval_is_about() -> None:
     """Unbalanced evals (pooled delta 0.75, per-eval delta 0.50): every printed row must be
     A - B = Delta, and Delta must be the delta the interval was computed for."""
