@@ -141,6 +141,12 @@ def test_http_400_is_an_error_not_a_failed_skill(skilleval_cli, sim400) -> None:
     n = skilleval_cli.run("sql", f"select count(*) as n from grades where execution_key = '{bad['execution_key']}'",
                           "--format", "json", check=0)
     assert json.loads(n.stdout)[0]["n"] == 0
+    # skilleval's own importer reads the marker back: an error, with no grades
+    other = str(skilleval_cli.cwd / "imported-store")
+    skilleval_cli.run("import", str(it), "--store", other, check=0)
+    rows = json.loads(skilleval_cli.run("sql", "select status, count(*) as n from executions group by 1 order by 1",
+                                        "--format", "json", env={"SKILLEVAL_STORE": other}, check=0).stdout)
+    assert rows == [{"status": "error", "n": 1}, {"status": "ok", "n": 3}]
 
 
 # -- item 10: the stub never invents another skill's work; the CLI path really works ----------
