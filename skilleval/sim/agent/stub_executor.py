@@ -21,7 +21,6 @@ import hashlib
 import random
 from typing import Any
 
-from skilleval.domain import ListedSkill
 from skilleval.execution import (ExecutionRequest, ExecutionResult, collect_outputs,
                                  resolve_inside, snapshot)
 from skilleval.sim import model as sim
@@ -36,7 +35,9 @@ def decide_skill(request: ExecutionRequest, model: str, params: Any = None) -> s
     """Which listed skill (if any) the simulated agent loads for this task."""
     if not request.skills:
         return None
-    listing = tuple(ListedSkill(s.name, s.description) for s in request.skills)
+    listing = tuple(s.listed for s in request.skills if s.model_invocable)  # as Claude Code lists
+    if not listing:
+        return None
     seed = hashlib.sha256(f"exec|{request.key}".encode()).digest()
     kwargs = {"params": params} if params is not None else {}
     return sim.decide(listing, request.prompt, model, seed, **kwargs).fired
