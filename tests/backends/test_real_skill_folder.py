@@ -101,3 +101,17 @@ def test_a_visible_skill_with_extra_frontmatter_passes_the_cli_self_check(
         tmp_path: Path, sim, claude_bin: str) -> None:  # noqa: ANN001
     skill = load_skill(_skill(tmp_path))
     asyncio.run(self_check(_cli(sim, claude_bin), skill, []))
+
+
+def test_api_executor_lists_skills_by_claude_codes_rules(tmp_path: Path) -> None:
+    from skilleval.backends.api_executor import system_prompt
+    from skilleval.execution import ArmSettings, ExecutionRequest
+
+    shown = load_skill(_skill(tmp_path / "a"))
+    hidden = load_skill(_skill(tmp_path / "b", "disable-model-invocation: true\n"))
+    req = ExecutionRequest("k" * 32, "1", "e", "with_skill", 0, "task", tmp_path, ArmSettings(model="sim-1"),
+                           (shown,))
+    assert "- report-tidy: Tidy quarterly" in system_prompt(req) and "quarterly figures." in system_prompt(req)
+    req = ExecutionRequest("k" * 32, "1", "e", "with_skill", 0, "task", tmp_path, ArmSettings(model="sim-1"),
+                           (hidden,))
+    assert "report-tidy" not in system_prompt(req)
