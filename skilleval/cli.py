@@ -38,6 +38,8 @@ def _optional_verbs() -> dict[str, Callable[[list[str]], int]]:
 
     out["serve-sim"] = lazy("skilleval.sim.server", "serve_sim_main")
     out["import"] = lazy("skilleval.functional.importer", "import_main")
+    out["check-evals"] = lazy("skilleval.evalsets.cli", "check_evals_main")
+    out["review-evals"] = lazy("skilleval.evalsets.cli", "review_evals_main")
     return out
 
 

@@ -51,6 +51,7 @@ class StubBackend(BaseBackend):
     name = "stub"
     needs_self_check = False
     harness_version = "sim-1"
+    writes_prose = False  # draft_evals uses its offline drafter here (see evalsets.draft)
 
     def __init__(self, params: StubParams) -> None:
         self.params = params

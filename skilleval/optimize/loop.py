@@ -84,6 +84,11 @@ class Optimizer:
             return None
 
     def print_plan(self) -> None:
+        from skilleval.evalsets.cli import warn_before_run  # incl. near-duplicates across splits
+
+        warn_before_run(self.job, self.skill, self.cases, runs=self.runner.settings.runs,
+                        threshold=self.runner.settings.threshold, splits={
+            c.id: name for name in ("train", "validation", "test") for c in getattr(self.split, name)})
         p, s, b = self.plan, self.split, self.job.budget
         runs = max_runs(self.runner.settings)
         per_call = self._cost_per_trial()

@@ -58,7 +58,8 @@ def _load_builtin_responders() -> None:
             return
         import importlib
 
-        for module in ("skilleval.optimize.prompts", "skilleval.functional.prompts"):
+        for module in ("skilleval.optimize.prompts", "skilleval.functional.prompts",
+                       "skilleval.evalsets.llm"):
             try:
                 importlib.import_module(module)
             except ModuleNotFoundError as exc:  # a module not written yet must not break the stub

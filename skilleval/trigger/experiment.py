@@ -60,6 +60,9 @@ def run_trigger_eval(job: "JobContext") -> int:
     distractors = job.load_distractors()
     runner = job.new_runner()
     settings = runner.settings
+    from skilleval.evalsets.cli import warn_before_run  # check-evals as warnings, no calls
+
+    warn_before_run(job, skill, cases, runs=settings.runs, threshold=settings.threshold)
     job.console.print(
         f"[bold]trigger_eval[/bold] {skill.name}: {len(cases)} queries × ≤{max_runs(settings)} runs "
         f"({settings.policy}), backend {job.backend.name}/{job.backend.model}, "

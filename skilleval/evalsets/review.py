@@ -1,0 +1,192 @@
+"""``skilleval review-evals``: a small loopback page to review and edit a trigger eval set.
+
+Self-contained (stdlib ``http.server`` + Jinja2) so ``skilleval view`` can mount the same
+handlers later. Why stdlib rather than an ASGI framework: four routes, one user, one
+process; a framework would add a dependency and a server to run for nothing.
+
+Safety: it binds 127.0.0.1 only; the ``Host`` header must name that address (a DNS-rebinding
+page cannot reach it); writes need a JSON body and the per-process token embedded in the page
+(a cross-site form cannot post). The page is rendered with Jinja2 autoescaping, its data is a
+``tojson`` block, the script builds the DOM with ``textContent`` only, and the CSP allows no
+inline script. Save validates the set (`evalset.validate_rows`), copies the old file to a
+backup folder outside the skill folder, then writes atomically.
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import sys
+import threading
+import webbrowser
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from skilleval.domain import Skill
+from skilleval.errors import SkillevalError, UserError
+from skilleval.evalsets.coverage import coverage, query_clauses
+from skilleval.evalsets.evalset import (backup, contained, default_backup_dir, read_rows, resolve_set_path,
+                                        validate_rows, write_rows)
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+       "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+MAX_BODY = 5 * 1024 * 1024
+_STATIC = {"/review.js": "application/javascript; charset=utf-8", "/review.css": "text/css; charset=utf-8"}
+
+
+@dataclass
+class ReviewState:
+    set_path: Path
+    save_path: Path
+    skill: Skill | None
+    backup_dir: Path
+    token: str
+    lock: threading.Lock
+
+    def payload(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        cov = coverage(self.skill, rows) if self.skill else []
+        return {"rows": rows, "query_clauses": query_clauses(cov),
+                "uncovered": [c.to_dict() for c in cov if not c.queries]}
+
+    def load(self) -> list[dict[str, Any]]:
+        rows = read_rows(self.set_path) if self.set_path.is_file() else []
+        for i, r in enumerate(rows):  # ids so coverage can point at rows
+            r.setdefault("id", f"q{i:03d}")
+        return rows
+
+    def save(self, rows: Any) -> dict[str, Any]:
+        clean = validate_rows(rows, where="edited set")
+        if not clean:
+            raise UserError("edited set: no queries left; an eval set needs at least one")
+        with self.lock:
+            name = self.skill.name if self.skill else self.save_path.stem
+            saved = backup(self.save_path, name, self.backup_dir)
+            if self.save_path.suffix == ".jsonl":
+                self.save_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in clean),
+                                          encoding="utf-8")
+            else:
+                write_rows(self.save_path, clean)
+            self.set_path = self.save_path
+        return {**self.payload(clean), "backup": str(saved) if saved else None, "path": str(self.save_path)}
+
+
+def _env() -> Environment:
+    return Environment(loader=PackageLoader("skilleval.evalsets", "templates"),
+                       autoescape=select_autoescape(["html"]))
+
+
+def make_handler(state: ReviewState, port_ref: list[int]) -> type[BaseHTTPRequestHandler]:
+    env = _env()
+
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "skilleval-review"
+
+        def log_message(self, fmt: str, *args: Any) -> None:  # quiet; errors go to the page
+            return
+
+        def _send(self, code: int, body: bytes, ctype: str) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Security-Policy", CSP)
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.send_header("Referrer-Policy", "no-referrer")
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _json(self, code: int, obj: Any) -> None:
+            self._send(code, json.dumps(obj, ensure_ascii=False).encode(), "application/json; charset=utf-8")
+
+        def _host_ok(self) -> bool:
+            host = self.headers.get("Host", "")
+            return host in (f"127.0.0.1:{port_ref[0]}", f"localhost:{port_ref[0]}")
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            if not self._host_ok():
+                return self._json(403, {"error": "bad Host header"})
+            path = self.path.split("?", 1)[0]
+            if path in _STATIC:
+                text = (resources.files("skilleval.evalsets") / "templates" / path.lstrip("/")).read_bytes()
+                return self._send(200, text, _STATIC[path])
+            if path == "/api/set":
+                return self._json(200, state.payload(state.load()))
+            if path != "/":
+                return self._json(404, {"error": "not found"})
+            try:
+                rows = state.load()
+            except SkillevalError as exc:
+                return self._json(500, {"error": str(exc)})
+            skill = state.skill
+            data = {**state.payload(rows), "token": state.token}
+            html = env.get_template("review.html").render(
+                skill_name=skill.name if skill else state.set_path.stem,
+                description=skill.description if skill else "", set_path=str(state.set_path),
+                save_path=str(state.save_path), data=data)
+            self._send(200, html.encode(), "text/html; charset=utf-8")
+
+        def do_POST(self) -> None:  # noqa: N802
+            if not self._host_ok():
+                return self._json(403, {"error": "bad Host header"})
+            if self.path != "/api/save":
+                return self._json(404, {"error": "not found"})
+            if not secrets.compare_digest(self.headers.get("X-Review-Token", ""), state.token):
+                return self._json(403, {"error": "missing or wrong review token"})
+            if not self.headers.get("Content-Type", "").startswith("application/json"):
+                return self._json(415, {"error": "expected application/json"})
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_BODY:
+                return self._json(413, {"error": "body too large"})
+            try:
+                body = json.loads(self.rfile.read(length) or b"null")
+                rows = body.get("rows") if isinstance(body, dict) else None
+                return self._json(200, state.save(rows))
+            except json.JSONDecodeError:
+                return self._json(400, {"error": "invalid JSON"})
+            except UserError as exc:
+                return self._json(400, {"error": str(exc)})
+
+    return Handler
+
+
+def build_state(path: str | Path, *, skill: str | None = None, save_to: str | None = None,
+                backup_dir: Path | None = None) -> ReviewState:
+    from skilleval.skills import load_skill
+
+    set_path, skill_dir = resolve_set_path(path)
+    sk = load_skill(skill) if skill else (load_skill(skill_dir) if skill_dir else None)
+    read_rows(set_path)  # bad input fails now (exit 2), not on the first page load
+    bdir = (backup_dir or default_backup_dir()).resolve()
+    if sk is not None and (bdir == sk.path.resolve() or sk.path.resolve() in bdir.parents):
+        raise UserError(f"backup folder {bdir} is inside the skill folder {sk.path}; choose another")
+    if sk is not None and sk.path.resolve() in set_path.absolute().parents:
+        contained(set_path, sk.path)  # a symlinked set in a hostile skill must not redirect writes
+    save_path = Path(save_to).expanduser() if save_to else set_path
+    return ReviewState(set_path.resolve(), save_path.resolve(), sk, bdir, secrets.token_urlsafe(24),
+                       threading.Lock())
+
+
+def serve_review(path: str | Path, *, skill: str | None = None, port: int = 0, save_to: str | None = None,
+                 backup_dir: Path | None = None, open_browser: bool = True) -> int:
+    state = build_state(path, skill=skill, save_to=save_to, backup_dir=backup_dir)
+    port_ref = [port]
+    try:
+        server = ThreadingHTTPServer(("127.0.0.1", port), make_handler(state, port_ref))
+    except OSError as exc:
+        raise UserError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+    port_ref[0] = server.server_address[1]
+    url = f"http://127.0.0.1:{port_ref[0]}/"
+    print(f"reviewing {state.set_path} at {url} (Ctrl-C to stop)", flush=True)
+    if open_browser:
+        webbrowser.open(url)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    finally:
+        server.server_close()
+    return 0

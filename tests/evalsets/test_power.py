@@ -1,0 +1,85 @@
+"""The power statement against an independent exact reference: every (B, C) cell of the
+multinomial enumerated, scipy's exact binomial test as the McNemar
+test, scipy's Wilson interval for the widths."""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from functools import lru_cache
+
+import pytest
+from scipy.stats import binomtest
+
+from skilleval.evalsets.power import cells, paired_power, power_statement
+
+ALPHA = 0.05
+
+
+@lru_cache(maxsize=None)
+def rejects(b: int, c: int, alpha: float) -> bool:
+    return b > c and binomtest(b, b + c, 0.5).pvalue <= alpha
+
+
+def ref_power(n: int, p10: float, p01: float, alpha: float = ALPHA) -> float:
+    """Sum of the multinomial probabilities of every (B, C) cell the exact test rejects in
+    favour of the change (integer coefficients, fsum over cells)."""
+    rest = 1 - p10 - p01
+    terms = []
+    for b in range(n + 1):
+        for c in range(n + 1 - b):
+            if rejects(b, c, alpha):
+                ways = math.factorial(n) // (math.factorial(b) * math.factorial(c) * math.factorial(n - b - c))
+                terms.append(ways * p10 ** b * p01 ** c * rest ** (n - b - c))
+    return math.fsum(terms)
+
+
+def ref_width(n: int, p: float) -> float:
+    q = Fraction(p)
+    total = Fraction(0)
+    for k in range(n + 1):
+        ci = binomtest(k, n, 0.5).proportion_ci(confidence_level=0.95, method="wilson")
+        total += math.comb(n, k) * q ** k * (1 - q) ** (n - k) * Fraction(ci.high - ci.low)
+    return float(total)
+
+
+@pytest.fixture(scope="module")
+def statement():  # noqa: ANN201
+    return power_statement(20, 3, baseline=0.8, alpha=ALPHA, target_gain=0.1)
+
+
+def test_20_queries_cannot_detect_any_gain_from_080(statement) -> None:  # noqa: ANN001
+    assert statement.query_mde == {"fixes_only": None, "independent": None}
+    top = ref_power(20, 0.2, 0.0)  # 0.80 -> 1.00, every failing query fixed
+    assert top < 0.8
+    assert statement.query_power_at_top == pytest.approx(top, abs=1e-12)
+
+
+@pytest.mark.parametrize("model", ["fixes_only", "independent"])
+def test_run_level_mde_is_the_exact_80_percent_crossing(statement, model: str) -> None:  # noqa: ANN001
+    mde = statement.run_mde[model]
+    assert mde is not None
+    assert ref_power(60, *cells(0.8, mde, model)) >= 0.8
+    assert ref_power(60, *cells(0.8, mde - 1e-3, model)) < 0.8
+
+
+def test_expected_interval_widths_match_the_exact_sum(statement) -> None:  # noqa: ANN001
+    assert statement.query_width == pytest.approx(ref_width(20, 0.8), abs=1e-9)
+    assert statement.run_width == pytest.approx(ref_width(60, 0.8), abs=1e-9)
+
+
+def test_queries_needed_is_the_first_n_reaching_80_percent(statement) -> None:  # noqa: ANN001
+    n = statement.queries_for_target["fixes_only"]
+    assert n is not None
+    assert ref_power(n, 0.1, 0.0) >= 0.8 > ref_power(n - 1, 0.1, 0.0)
+
+
+@pytest.mark.parametrize("n,p10,p01", [(20, 0.3, 0.05), (35, 0.18, 0.08), (12, 0.5, 0.0)])
+def test_paired_power_matches_reference(n: int, p10: float, p01: float) -> None:
+    assert paired_power(n, p10, p01, ALPHA) == pytest.approx(ref_power(n, p10, p01), abs=1e-12)
+
+
+def test_exact_power_differs_from_the_normal_approximation() -> None:
+    """Why exact: the textbook normal sample size (Connor 1987) for p10=0.12, p01=0.02 says 107
+    pairs give 80 % power; enumeration says they do not."""
+    assert ref_power(107, 0.12, 0.02) < 0.8
+    assert paired_power(107, 0.12, 0.02) == pytest.approx(ref_power(107, 0.12, 0.02), abs=1e-12)

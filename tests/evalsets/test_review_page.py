@@ -1,0 +1,158 @@
+"""review-evals in real Chromium: edit, toggle, delete, add, save, reload; hostile text stays
+text; a bad save is refused; the backup lands outside the skill folder."""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from skilleval.evalsets.evalset import write_rows
+from skilleval.evalsets.offline import draft_offline
+from skilleval.skills import load_skill
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("SKILLEVAL_CHROMIUM", "/usr/bin/chromium")
+HOSTILE = '</script><img src=x onerror="window.__xss=1">'
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, Path]]:
+    root = tmp_path_factory.mktemp("review")
+    skill_dir = root / "my-skill"
+    shutil.copytree(REPO / "experiments" / "csv-tidy", skill_dir)
+    shutil.rmtree(skill_dir / "evals")
+    rows = draft_offline(load_skill(skill_dir), [], 8, 4)
+    rows[3]["query"] = HOSTILE
+    rows[3]["rationale"] = "<b>not bold</b>"
+    set_path = skill_dir / "evals" / "trigger_eval.json"
+    write_rows(set_path, rows)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLEVAL_")}
+    env["SKILLEVAL_STORE"] = str(root / "store")
+    proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", "review-evals", str(skill_dir), "--no-open"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: lines.put(proc.stdout.readline()), daemon=True).start()
+    try:
+        first = lines.get(timeout=60)
+    except queue.Empty:
+        proc.kill()
+        raise AssertionError("review-evals printed no URL within 60 s")
+    assert " at http://127.0.0.1:" in first, first + proc.stderr.read()
+    url = first.split(" at ", 1)[1].split()[0]
+    try:
+        yield url, set_path, root / "store"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():  # noqa: ANN201
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).is_file():
+        pytest.fail(f"chromium not found at {CHROMIUM}: install Debian's chromium (the review page "
+                    "is tested in a real browser, not skipped)")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        yield b
+        b.close()
+
+
+def values(page) -> list[tuple[str, bool]]:  # noqa: ANN001
+    qs = page.locator("textarea.query")
+    boxes = page.locator("input.should-trigger")
+    return [(qs.nth(i).input_value(), boxes.nth(i).is_checked()) for i in range(qs.count())]
+
+
+def test_edit_save_reload_shows_the_edits(served, browser) -> None:  # noqa: ANN001
+    url, set_path, store = served
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    before = values(page)
+    assert len(before) == 8 and sum(s for _, s in before) == 4
+    assert (HOSTILE, False) in before or (HOSTILE, True) in before  # shown as text, not markup
+    assert page.evaluate("window.__xss") is None
+    assert page.get_by_text("<b>not bold</b>").count() == 1
+    assert page.locator("#uncovered li").count() >= 1
+
+    page.locator("textarea.query").nth(0).fill("edited: dedupe contacts.csv on email, keep newest")
+    page.locator("input.should-trigger").nth(1).click()
+    deleted = before[2][0]
+    page.locator("button.delete").nth(2).click()
+    page.locator("#add").click()
+    page.keyboard.type("brand new: the vendor tsv has mojibake, fix it")  # the new row has focus
+    page.locator("#save").click()
+    expect(page.locator("#status")).to_have_text(re.compile(r"^Saved"))  # (the CSP forbids eval)
+    assert "backup:" in page.locator("#status").text_content()
+
+    page.reload()
+    after = values(page)
+    assert after[0] == ("edited: dedupe contacts.csv on email, keep newest", before[0][1])
+    assert after[1] == (before[1][0], not before[1][1])
+    assert deleted not in [q for q, _ in after]
+    assert after[-1] == ("brand new: the vendor tsv has mojibake, fix it", True)
+    assert len(after) == 8 and not errors
+
+    saved = json.loads(set_path.read_text())
+    assert [(r["query"], r["should_trigger"]) for r in saved] == after
+    assert all(list(r)[:2] == ["query", "should_trigger"] for r in saved)
+    backups = list((store / "_backups").rglob("*.json"))
+    assert backups and all(set_path.parent.parent not in b.parents for b in backups)
+    assert deleted in backups[0].read_text()  # the backup holds the set before the save
+
+
+def test_invalid_edit_is_refused_and_nothing_is_written(served, browser) -> None:  # noqa: ANN001
+    url, set_path, _ = served
+    on_disk = set_path.read_bytes()
+    page = browser.new_page()
+    page.goto(url)
+    first = page.locator("textarea.query").nth(0).input_value()
+    page.locator("textarea.query").nth(1).fill(first)
+    page.locator("#save").click()
+    expect(page.locator("#status")).to_have_text(re.compile(r"^Not saved"))
+    assert "duplicate query" in page.locator("#status").text_content()
+    assert set_path.read_bytes() == on_disk
+
+
+def test_writes_need_the_page_token_and_a_loopback_host(served) -> None:  # noqa: ANN001
+    url, set_path, _ = served
+    on_disk = set_path.read_bytes()
+    r = httpx.post(url + "api/save", json={"rows": []})
+    assert r.status_code == 403
+    r = httpx.get(url, headers={"Host": "attacker.example"})
+    assert r.status_code == 403
+    page = httpx.get(url)
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert "<script>" not in page.text.split('id="review-data">')[1].split("</script>")[0]
+    assert set_path.read_bytes() == on_disk
+
+
+def test_review_bad_input_exits_2_before_serving(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN001
+    skill = tmp_path / "s"
+    shutil.copytree(REPO / "experiments" / "csv-tidy", skill)
+    shutil.rmtree(skill / "evals")
+    proc = skilleval_cli.run("review-evals", str(skill), "--no-open", timeout=60)
+    assert proc.returncode == 2 and "no eval set found" in proc.stderr
+    (skill / "evals").mkdir()
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text('[{"query": "q", "should_trigger": true}]')
+    (skill / "evals" / "trigger_eval.json").symlink_to(outside)
+    proc = skilleval_cli.run("review-evals", str(skill), "--no-open", timeout=60)
+    assert proc.returncode == 2 and "resolves outside the skill folder" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
