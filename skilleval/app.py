@@ -10,6 +10,7 @@ import asyncio
 import datetime as dt
 import hashlib
 import json
+import sys
 import time
 import uuid
 from contextlib import contextmanager
@@ -23,14 +24,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from skilleval.backends.base import Backend
 from skilleval.budget import Budget
+from skilleval.checks import checked_number  # noqa: F401  (also imported from here)
 from skilleval.datasets import default_cases_path, load_trigger_cases
 from skilleval.domain import Skill, TriggerCase
-from skilleval.errors import HarnessError, UserError
+from skilleval.errors import BudgetExhausted, HarnessError, UserError
 from skilleval.events import JobEnd, JobStart
+from skilleval.progress import LiveProgress, PlainProgress
 from skilleval.registry import Registry
 from skilleval.skills import load_skill
 from skilleval.store.catalog import Store, resolve_root
 from skilleval.store.schema import SCHEMA_VERSION
+from skilleval.sweep_table import FINISHED, JobOutcome
 from skilleval.trigger.policies import TriggerSettings
 from skilleval.trigger.runner import TrialRunner, trial_rows_recorder
 
@@ -51,13 +55,18 @@ class JobContext:
     output_dir: Path
     backend: Backend
     budget: Budget | None
-    console: Console = field(default_factory=lambda: Console(stderr=True))
+    # soft_wrap: status lines stay whole in CI logs and pipes (no wrapping at 80 columns)
+    console: Console = field(default_factory=lambda: Console(stderr=True, soft_wrap=True))
     out: Console = field(default_factory=Console)
     overrides: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    variant: Any = None  # skilleval.variants.source.Choice, set by run_job
+    description_hash: str = ""
     timing: dict[str, float] = field(default_factory=dict)
     _progress: Progress | None = None
     _loop: asyncio.AbstractEventLoop | None = None
+    _executor: Any = None
+    executor_built: Any = None  # built (so checked) at job start, started on first use
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run a coroutine on the job's one event loop.
@@ -72,6 +81,15 @@ class JobContext:
     def close(self) -> None:
         """Close the backend on the job's loop, then the loop."""
         try:
+            if self._loop is not None:  # after Ctrl-C: stop the workers it left behind
+                pending = asyncio.all_tasks(self._loop)
+                for task in pending:
+                    task.cancel()
+                if pending:
+                    self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            if self._executor is not None:
+                executor, self._executor = self._executor, None
+                self.run(executor.aclose())
             self.run(self.backend.aclose())
         finally:
             loop, self._loop = self._loop, None
@@ -82,10 +100,19 @@ class JobContext:
     # -- inputs -------------------------------------------------------------------------
 
     def load_skill(self, key: str = "skill") -> Skill:
+        """The skill under test, with the job's description variant (if any) applied."""
         path = self.cfg.get(key)
         if not path:
             raise UserError(f"no skill given: pass {key}=PATH to a skill folder")
-        return load_skill(path)
+        skill = load_skill(path)
+        if key == "skill":
+            from skilleval.variants.source import description_hash
+
+            if self.variant.description is not None:
+                skill = skill.with_description(self.variant.description)
+            self.description_hash = description_hash(skill.description)
+            self.summary.update(variant=self.variant.name, description_hash=self.description_hash)
+        return skill
 
     def cases_path(self, skill: Skill) -> Path:
         cases = self.cfg.get("cases")
@@ -121,12 +148,21 @@ class JobContext:
             raise UserError(f"trigger.threshold must be in (0, 1], got {values['threshold']}")
         return TriggerSettings(**values)
 
+    def executor(self) -> Any:
+        """The job's trial executor (`executor=local|ray|...`), built and started once."""
+        if self._executor is None:
+            executor = self.executor_built or self.build("executor", self.cfg.get("executor") or "local")
+            executor.start(self.backend, OmegaConf.to_container(self.cfg.backend, resolve=True))
+            self._executor = executor
+        return self._executor
+
     def new_runner(self, settings: TriggerSettings | None = None) -> TrialRunner:
         writer = self.store.writer("trials", self.experiment, self.run_id)
         recorder = trial_rows_recorder(writer, self.identity_row(), self.backend)
         return TrialRunner(self.backend, settings=settings or self.trigger_settings(),
                            store=self.store, recorder=recorder, budget=self.budget,
-                           progress=self._progress)
+                           progress=LiveProgress(lambda: self._progress),
+                           executor=self.executor())
 
     def reporters(self) -> list[Any]:
         nodes = self.cfg.get("reporter") or {}
@@ -137,27 +173,24 @@ class JobContext:
             reporter.report(self, kind, payload)
 
     @contextmanager
-    def progress(self) -> Iterator[Progress]:
-        """A progress display on stderr for the duration of the block (runners pick it up)."""
-        prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=self.console, transient=True,
-                        disable=not self.cfg.get("progress", True))
+    def progress(self) -> Iterator[Any]:
+        """A progress display on stderr for the duration of the block (runners pick it up):
+        a bar in a terminal, a plain line every `progress_every` seconds otherwise."""
+        enabled = bool(self.cfg.get("progress", True))
+        prog: Any
+        if enabled and not self.console.is_terminal:
+            prog = PlainProgress(self.console, float(self.cfg.get("progress_every", 10.0) or 10.0),
+                                 self.experiment)
+        else:
+            prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), console=self.console, transient=True,
+                            disable=not enabled)
         self._progress = prog
-        with prog:
-            yield prog
-        self._progress = None
-
-
-def checked_number(key: str, value: Any, kind: type, *, none: bool = False) -> Any:
-    """`value` as an int or float, or a UserError naming `key` (a typo such as
-    ``trigger.runs=abc`` must exit 2 with one line, not a TypeError traceback)."""
-    if value is None and none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            (kind is int and not float(value).is_integer()):
-        want = "a whole number" if kind is int else "a number"
-        raise UserError(f"{key} must be {want}{' or null' if none else ''}, got {value!r}")
-    return kind(value)
+        try:
+            with prog:
+                yield prog
+        finally:
+            self._progress = None
 
 
 def _sweep_identity() -> tuple[str, int, list[str], Path]:
@@ -197,9 +230,18 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     budget_cfg = cfg.get("budget") or {}
     budget = Budget(checked_number("budget.max_calls", budget_cfg.get("max_calls"), int, none=True),
                     checked_number("budget.max_usd", budget_cfg.get("max_usd"), float, none=True))
+    from skilleval.variants.source import choose
+
+    variant = choose(cfg)  # every variant validated before any call (exit 2 names it)
     experiment = registry.build("experiment", {"name": exp.kind})
+    from skilleval.gates import check_supported, run_gates
+
+    gates = check_supported(cfg, experiment, exp.get("name", exp.kind))
     job = JobContext(cfg, registry, store, run_id, sweep_id, job_num, exp.get("name", exp.kind),
-                     output_dir, backend, budget, overrides=overrides)
+                     output_dir, backend, budget, overrides=overrides, variant=variant)
+    job.executor_built = registry.build("executor", cfg.get("executor") or "local")
+    # What answered (and, for a calibrated backend like `embed`, its fit) travels with the run.
+    job.summary["backend_identity"] = backend.identity()
     output_dir.mkdir(parents=True, exist_ok=True)
     runs = store.writer("runs", job.experiment, run_id)
     _write_run_row(job, runs, "running")
@@ -208,11 +250,22 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     status, code = "failed", 1
     try:
         code = experiment(job)
-        status = {0: "done", 3: "harness_error"}.get(code, "failed")
+        if code == 0 and gates.active:
+            code = run_gates(job, gates)
+        status = {0: "done", 1: "gate_failed", 3: "harness_error"}.get(code, "failed")
+        if budget.stopped and code in (0, 3, 4):  # never silent, whatever caught the stop
+            code, status = _budget_stop(job, budget.stopped), "budget_stopped"
         return code
-    except HarnessError:
-        status = "harness_error"
-        raise
+    except BudgetExhausted as exc:
+        status = "budget_stopped"
+        return _budget_stop(job, budget.stopped or str(exc))
+    except HarnessError as exc:
+        if not budget.stopped:
+            status = "harness_error"
+            raise
+        print(f"skilleval: {exc}", file=sys.stderr)
+        status = "budget_stopped"
+        return _budget_stop(job, budget.stopped)
     except KeyboardInterrupt:
         status = "interrupted"
         raise
@@ -222,6 +275,15 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         runs.close()
         job.close()
         pm.hook.on_job_end(event=JobEnd(run_id, job.experiment, status, output_dir, job.summary))
+        FINISHED.append(JobOutcome(job_num, run_id, sweep_id, job.experiment, status, overrides, job.summary))
+
+
+def _budget_stop(job: JobContext, why: str) -> int:
+    """A budget stop is never silent: one line on stderr, the summary marked, exit 4."""
+    job.summary["budget_stop"] = why
+    print(f"skilleval: budget stop: {why}; what was measured before it is stored and "
+          "reported as partial (exit 4)", file=sys.stderr)
+    return BudgetExhausted.exit_code
 
 
 def _write_run_row(job: JobContext, writer: Any, status: str) -> None:
@@ -238,5 +300,7 @@ def _write_run_row(job: JobContext, writer: Any, status: str) -> None:
         "calls_cached": int(job.summary.get("calls_cached", 0)),
         "cost_usd": float(job.summary.get("cost_usd", 0.0)),
         "summary_json": json.dumps(job.summary, default=str),
+        "variant": job.variant.name if job.variant is not None else "",
+        "description_hash": job.description_hash,
     }])
     writer.flush()

@@ -1,8 +1,13 @@
 """Entry point: verbs (sql, plugins, validate, package, ...) are dispatched here; anything
 else is a Hydra run (`skilleval +experiment=trigger_eval backend=stub ...`).
 
-Exit codes: 0 ran · 2 bad input or config (one line on stderr, no traceback) · 3 the
-harness could not produce valid measurements.
+Exit codes (README lists them too):
+  0   ran, and every gate passed
+  1   a gate failed (one line per failed gate: what, measured, required)
+  2   bad input or config (one line on stderr, no traceback, before any call)
+  3   could not measure (the harness produced no valid measurements)
+  4   stopped by the budget
+  130 interrupted by Ctrl-C (one line; the run is marked interrupted)
 """
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ import sys
 import warnings
 from typing import Callable
 
+from skilleval import job_exit
 from skilleval.errors import SkillevalError
 
 _exit_codes: list[int] = []
@@ -38,8 +44,12 @@ def _optional_verbs() -> dict[str, Callable[[list[str]], int]]:
 
     out["serve-sim"] = lazy("skilleval.sim.server", "serve_sim_main")
     out["import"] = lazy("skilleval.functional.importer", "import_main")
+    out["view"] = lazy("skilleval.viewer.cli", "view_main")
+    out["report"] = lazy("skilleval.viewer.cli", "report_main")
     out["check-evals"] = lazy("skilleval.evalsets.cli", "check_evals_main")
     out["review-evals"] = lazy("skilleval.evalsets.cli", "review_evals_main")
+    out["diff"] = lazy("skilleval.rundiff.cli", "diff_main")
+    out["store"] = lazy("skilleval.store.verbs", "store_main")
     return out
 
 
@@ -56,10 +66,12 @@ def _hydra_main() -> None:
         # (which would print "Error executing job with overrides: ..." first and stop a
         # sweep); the process exits with the worst code of all jobs.
         try:
-            _exit_codes.append(run_job(cfg, default_registry(), get_plugin_manager()))
+            code = run_job(cfg, default_registry(), get_plugin_manager())
         except SkillevalError as exc:
             _report(exc)
-            _exit_codes.append(exc.exit_code)
+            code = exc.exit_code
+        _exit_codes.append(code)
+        job_exit.record(code)  # a launcher may run this job in another process
 
     _run()
 
@@ -70,7 +82,9 @@ def _one_line(exc: BaseException) -> str:
     while not text and exc.__cause__ is not None:  # Hydra wraps parse errors in empty exceptions
         exc = exc.__cause__
         text = str(exc).strip()
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    # Hydra's "+key" hint leads to a setting nothing reads (strict.py catches known groups)
+    lines = [ln.strip() for ln in text.splitlines()
+             if ln.strip() and not ln.strip().startswith("To append to your config use")]
     for i, ln in enumerate(lines):  # the search path dump helps nobody
         if ln.startswith("Config search path"):
             lines = lines[:i]
@@ -80,6 +94,23 @@ def _one_line(exc: BaseException) -> str:
     return "; ".join(lines)
 
 
+def _version_text() -> str:
+    """skilleval's version, then every distribution that registers plugins, with what."""
+    from importlib import metadata
+
+    from skilleval.registry import LOAD_FAILURES, default_registry
+
+    lines = [f"skilleval {metadata.version('skilleval')}", "plugins:"]
+    by_dist: dict[tuple[str, str], set[str]] = {}
+    for r in default_registry().all():
+        by_dist.setdefault((r.distribution, r.version), set()).add(f"{r.kind}={r.name}")
+    for (dist, version), names in sorted(by_dist.items()):
+        lines.append(f"  {dist} {version}: {', '.join(sorted(names))}")
+    for f in LOAD_FAILURES:
+        lines.append(f"  {f.distribution}: failed to load ({f.error})")
+    return "\n".join(lines)
+
+
 def _report(exc: SkillevalError) -> None:
     if exc.exit_code:
         print(f"skilleval: error: {exc}", file=sys.stderr)
@@ -87,6 +118,9 @@ def _report(exc: SkillevalError) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] in (["--version"], ["-V"]):
+        print(_version_text())
+        return
     verbs = _verbs()
     try:
         if args and args[0] in verbs:
@@ -95,6 +129,12 @@ def main(argv: list[str] | None = None) -> None:
     except SkillevalError as exc:
         _report(exc)
         sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        # One line, no traceback; run_job has already marked the run "interrupted" and
+        # flushed every finished trial, which a rerun reuses.
+        print("skilleval: interrupted (Ctrl-C); finished work is kept in the store and a rerun "
+              "reuses it", file=sys.stderr)
+        sys.exit(130)
 
 
 def _run_hydra(args: list[str]) -> int:
@@ -104,13 +144,23 @@ def _run_hydra(args: list[str]) -> int:
     from skilleval.config import prepare_hydra
 
     prepare_hydra()
+    from skilleval.strict import check_overrides
+    from skilleval.variants.expand import expand_variant_args
+
+    args = expand_variant_args(args)  # variant='glob(*)' -> the variants file's names
+    check_overrides(args)
     # Let configuration errors reach us (instead of Hydra printing a trace and exiting 1).
     os.environ["HYDRA_FULL_ERROR"] = "1"
     warnings.filterwarnings("ignore", message=r"provider=hydra\.searchpath in main, path=.* is not available")
     sys.argv = [sys.argv[0], *args]
     _exit_codes.clear()
+    from skilleval.sweep_table import FINISHED, print_sweep_table
+
+    FINISHED.clear()
     try:
-        _hydra_main()
+        with job_exit.collecting() as remote_codes:
+            _hydra_main()
+        _exit_codes.extend(remote_codes)
     except SkillevalError:
         raise
     except (HydraException, OmegaConfBaseException) as exc:
@@ -124,6 +174,10 @@ def _run_hydra(args: list[str]) -> int:
             print(f"skilleval: config error: {_one_line(cause)}", file=sys.stderr)
             return 2
         raise
+    if len(_exit_codes) > 1:  # a sweep ends with one table across its jobs
+        from rich.console import Console
+
+        print_sweep_table(FINISHED, Console(soft_wrap=True))
     return max(_exit_codes, default=0)
 
 

@@ -77,12 +77,25 @@ def sql_main(argv: list[str]) -> int:
         w.writerow(cols)
         w.writerows([[_csv_cell(r[c]) for c in cols] for r in rows])
     else:
-        table = Table(*cols, show_lines=False)
+        # Cells fold instead of ending in "…"; piped, the table takes its natural width
+        # (a pager or a file is not 80 columns wide, and a squeezed value is lost).
+        table = Table(show_lines=False)
+        for c in cols:
+            table.add_column(c, overflow="fold")
         for r in rows:
             table.add_row(*("" if r[c] is None else str(r[c]) for c in cols))
-        Console().print(table)
+        piped = not sys.stdout.isatty()
+        Console(width=_natural_width(table) if piped else None, soft_wrap=piped).print(table)
         Console(stderr=True).print(f"[dim]{len(rows)} row(s)[/dim]")
     return 0
+
+
+def _natural_width(table: Table) -> int:
+    """The width `table` needs to show every cell on one line."""
+    from rich.measure import Measurement
+
+    wide = Console(width=1_000_000)
+    return max(20, Measurement.get(wide, wide.options, table).maximum)
 
 
 def plugins_main(argv: list[str]) -> int:
@@ -108,15 +121,16 @@ def validate_main(argv: list[str]) -> int:
     from skilleval.skills import validate_skill
 
     p = _Parser(prog="skilleval validate", description="Check a skill folder's SKILL.md "
-                "(skill-creator's rules; Claude Code's extra keys are warnings).")
+                "(skill-creator's rules; Claude Code's extra keys are warnings). Exit codes: "
+                "0 valid (warnings allowed), 2 invalid (every problem listed on stderr).")
     p.add_argument("path")
     args = p.parse_args(argv)
     problems = validate_skill(args.path)
     for prob in problems:
         print(f"{prob.level}: {prob.message}", file=sys.stderr)
     errors = [x for x in problems if x.level == "error"]
-    if errors:
-        return 1
+    if errors:  # an invalid skill is bad input: the documented code is 2, not 1 (a failed gate)
+        return UserError.exit_code
     print("Skill is valid!")
     return 0
 

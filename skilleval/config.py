@@ -37,6 +37,22 @@ def example_competitors(skill: str | None) -> list[str]:
     return example_distractors()
 
 
+def example_note(skill_path: Path) -> str | None:
+    """The note `experiments/notes.yaml` keeps for a bundled example skill, else None."""
+    import yaml
+
+    root = Path(str(resources.files("skilleval.examples"))).resolve()
+    path = Path(skill_path).resolve()
+    if path.parent != root:
+        return None
+    notes = root / "notes.yaml"
+    if not notes.is_file():
+        return None
+    data = yaml.safe_load(notes.read_text(encoding="utf-8")) or {}
+    note = data.get(path.name)
+    return str(note) if note else None
+
+
 _prepared = False
 
 

@@ -143,6 +143,8 @@ class TrialResult:
     error: str | None = None
     backend_version: str | None = None
     shown: tuple[str, ...] | None = None
+    #: What the model did, bounded and secret-free (`skilleval.excerpt.make_excerpt`).
+    excerpt: str | None = None
 
 
 @dataclass(frozen=True)

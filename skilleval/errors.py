@@ -1,7 +1,9 @@
 """Exceptions that map to the documented exit codes.
 
 0 ran · 2 bad input or config (one clear line, no traceback) · 3 the harness could not
-produce valid measurements (for example every trial errored, or a self-check failed).
+produce valid measurements (for example every trial errored, or a self-check failed) ·
+4 a budget cap (`budget.max_calls` / `budget.max_usd`) stopped the job; what was measured
+before the stop is stored and reported, marked partial.
 """
 from __future__ import annotations
 
@@ -27,4 +29,4 @@ class HarnessError(SkillevalError):
 class BudgetExhausted(SkillevalError):
     """Raised inside a loop when `budget.max_calls` / `budget.max_usd` is reached."""
 
-    exit_code = 0
+    exit_code = 4

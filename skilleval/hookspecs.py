@@ -25,7 +25,8 @@ Each receives a ``register`` callback::
 What each factory must return is a small protocol documented in
 ``skilleval.backends.base`` (backends), ``skilleval.trigger.splitters`` (splitters),
 ``skilleval.reporting.base`` (reporters), ``skilleval.optimize.proposers`` (proposers),
-``skilleval.functional.judges`` (judges) and ``skilleval.app`` (experiments).
+``skilleval.functional.judges`` (judges), ``skilleval.executors.base`` (executors) and
+``skilleval.app`` (experiments).
 
 Lifecycle hooks take one event object each (fields may be added later, so implement only
 what you need).
@@ -92,6 +93,27 @@ def register_judges(register: Register) -> None:
 
 
 @hookspec
+def register_executors(register: Register) -> None:
+    """Register trial executors (config group ``executor``): where trigger trials run.
+
+    ``local`` (the default) calls the backend on the job's own event loop; ``ray`` sends
+    each trial to a Ray cluster. An executor only runs trials: the runner keeps computing
+    keys, reading the cache and writing rows on the driver, so every executor gives the
+    same keys, reuses the same cache and records each trial once. The factory returns an
+    object with ``start(backend, backend_config)``, ``slots(concurrency) -> int``,
+    ``async run_trial(trial) -> TrialResult`` and ``async aclose()``; see
+    ``skilleval.executors.base.Executor``.
+
+    Example::
+
+        @hookimpl
+        def register_executors(register):
+            register("dask", "my_pkg.dask_executor:DaskExecutor", params=DaskParams,
+                     help="trials as Dask futures")
+    """
+
+
+@hookspec
 def register_experiments(register: Register) -> None:
     """Register experiment kinds.
 
@@ -99,6 +121,12 @@ def register_experiments(register: Register) -> None:
     names; the factory returns a callable ``run(job: JobContext) -> int`` (exit code).
     Experiment kinds are not published as a Hydra group: users pick the YAML with
     ``+experiment=NAME``.
+
+    Gates (``gate.*``, see ``skilleval.gates``): the callable may carry ``gate_metrics``, a
+    tuple of the metrics it can be gated on (``"precision"``, ``"recall"``, ``"accuracy"``,
+    ``"delta"``), and ``gate_baseline = True`` if ``gate.baseline`` applies; a gate on
+    anything else is refused before the run. The run then leaves its estimates in
+    ``job.summary["gate_metrics"]`` as ``{metric: {"value", "low", "high"}}``.
     """
 
 

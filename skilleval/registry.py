@@ -28,6 +28,7 @@ KINDS: dict[str, str] = {
     "reporter": "register_reporters",
     "proposer": "register_proposers",
     "judge": "register_judges",
+    "executor": "register_executors",
     "experiment": "register_experiments",
 }
 # Kinds selected through a YAML group of their own rather than a ConfigStore node.

@@ -181,21 +181,28 @@ def render_frontmatter(frontmatter: dict[str, Any]) -> str:
     return yaml.safe_dump(frontmatter, sort_keys=False, allow_unicode=True, width=10_000)
 
 
-def write_description(path: str | Path, description: str) -> Path:
+def write_description(path: str | Path, description: str, *, backup_dir: str | Path) -> Path:
     """Replace the description in SKILL.md, keeping the other keys and the body byte for byte.
 
-    The previous file is kept as ``SKILL.md.bak-<timestamp>``; returns that backup's path.
+    The previous file is kept as ``<backup_dir>/SKILL.md.bak-<timestamp>``; returns that
+    backup's path. `backup_dir` must lie outside the skill folder: a backup inside it would
+    be listed, validated and shipped by ``package`` with the skill.
     Comments inside the frontmatter are not preserved (the YAML is re-rendered).
     """
     md = skill_md_path(path)
+    folder = md.parent.resolve()
+    bdir = Path(backup_dir).expanduser().resolve()
+    if bdir == folder or folder in bdir.parents:
+        raise ValueError(f"backup folder {bdir} is inside the skill folder {folder}")
+    bdir.mkdir(parents=True, exist_ok=True)
     text = md.read_bytes().decode("utf-8")  # no newline translation: the body stays as it is
     fm, body = split_frontmatter(text, md)
     fm["description"] = description
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    backup = md.with_name(f"SKILL.md.bak-{stamp}")
+    backup = bdir / f"SKILL.md.bak-{stamp}"
     n = 1
     while backup.exists():  # two writes within a second must not overwrite the first backup
-        backup = md.with_name(f"SKILL.md.bak-{stamp}-{n}")
+        backup = bdir / f"SKILL.md.bak-{stamp}-{n}"
         n += 1
     shutil.copy2(md, backup)
     tmp = md.with_name("SKILL.md.tmp")

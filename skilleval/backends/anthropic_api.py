@@ -33,6 +33,7 @@ from skilleval.backends.pricing import TokenCounts, cost_usd, tokens_from_usage
 from skilleval.backends.retry import AdaptiveLimiter, Failure, backoff_delay, classify
 from skilleval.domain import Completion, Outcome, Trial, TrialResult
 from skilleval.errors import HarnessError, UserError
+from skilleval.excerpt import block_summary, make_excerpt
 from skilleval.sim.protocol import SIM_KEY, hint_value, is_loopback
 
 
@@ -144,7 +145,7 @@ class AnthropicApiBackend(BaseBackend):
             cache_write_tokens=t.cache_write_5m_tokens + t.cache_write_1h_tokens,
             cost_usd=cost or 0.0, retries=retries, error=error, backend_version=self.version,
             shown=tuple(sorted(s.name for s in trial.listing)) if self.params.sort_listing
-            else tuple(s.name for s in trial.listing))
+            else tuple(s.name for s in trial.listing), excerpt=make_excerpt(turns.said))
 
     async def _with_retries(self, attempt_fn: Any) -> tuple[Any, int]:
         p = self.params
@@ -174,6 +175,7 @@ class AnthropicApiBackend(BaseBackend):
         for _ in range(max(1, self.params.max_turns)):
             content, usage = await self._stream_turn(request, messages, trial)
             turns.tokens = add_tokens(turns.tokens, tokens_from_usage(usage))
+            turns.said.extend(block_summary(b) for b in content[:8])
             calls = [b for b in content if b.get("type") == "tool_use"]
             for block in calls:
                 if block.get("name") == "Skill":

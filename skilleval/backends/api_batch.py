@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from skilleval.backends.api_turns import Turns, skill_name
 from skilleval.backends.pricing import tokens_from_usage
 from skilleval.domain import Outcome, Trial, TrialResult
+from skilleval.excerpt import block_summary
 
 if TYPE_CHECKING:
     from skilleval.backends.anthropic_api import AnthropicApiBackend
@@ -74,7 +75,8 @@ class BatchRunner:
             kind = result.get("type")
             if kind == "succeeded":
                 message = result["message"]
-                turns = Turns(tokens=tokens_from_usage(message.get("usage")), decided=True)
+                turns = Turns(tokens=tokens_from_usage(message.get("usage")), decided=True,
+                              said=[block_summary(b) for b in message.get("content", [])[:8]])
                 calls = [b for b in message.get("content", []) if b.get("type") == "tool_use"]
                 for i, block in enumerate(calls):
                     if block.get("name") == "Skill":

@@ -74,8 +74,28 @@ def skill_input_key(cli_version: str) -> str:
     return "command" if parts < (2, 0, 75) else "skill"
 
 
-def _desc(text: str) -> str:
+_NEWLINES = re.compile(r"\s*\n\s*")
+
+
+def shown_description(text: str) -> str:
+    """A description as the listing shows it: on one line, at most `MAX_DESC_CHARS`.
+
+    The real CLI (2.1.332, recorded through serve-sim) lists a YAML block description on one
+    line: each run of line breaks becomes one space, other spacing is kept. We lay it out the
+    same way, because a blank line or a line such as ``- note: ...`` kept inside the listing
+    reads as its end, or as another skill, to anyone parsing it (a model, serve-sim). The
+    ``stub`` decides on this same text, so stub, API backend and CLI agree trial by trial."""
+    text = _NEWLINES.sub(" ", text)
     return text if len(text) <= MAX_DESC_CHARS else text[: MAX_DESC_CHARS - 1] + "…"
+
+
+def shown_listing(listing: Sequence[ListedSkill]) -> tuple[ListedSkill, ...]:
+    """`listing` with every description as the listing shows it (same order)."""
+    return tuple(s if s.description == (d := shown_description(s.description))
+                 else ListedSkill(s.name, d) for s in listing)
+
+
+_desc = shown_description
 
 
 def listing_lines(listing: Sequence[ListedSkill]) -> str:

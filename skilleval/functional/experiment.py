@@ -150,12 +150,16 @@ async def functional_eval_async(job: "JobContext") -> int:
     (job.output_dir / "benchmark.json").write_text(json.dumps(bench, indent=2, default=str), encoding="utf-8")
     (job.output_dir / "benchmark.md").write_text(md, encoding="utf-8")
     print_summary(job, bench, records, setup)
+    job.report("functional_eval", bench)
     job.console.print(f"workspace: {it}\nbenchmark: {it / 'benchmark.json'} and benchmark.md")
     st = setup.runner.stats
     job.summary.update({"calls_made": st["executions_run"] + st["judge_calls"],
                         "calls_cached": st["executions_cached"] + st["grades_cached"],
                         "cost_usd": sum(r.result.cost_usd for r in records if r.result and not r.cached),
                         "delta": bench["delta_stats"], "workspace": str(it), **st})
+    pr = bench["delta_stats"]["pass_rate"]
+    job.summary["gate_metrics"] = {"delta": {"value": pr["delta"], "low": pr["low"], "high": pr["high"],
+                                             "why": "no eval graded in both arms"}}
     if problem:
         raise HarnessError(problem)
     graded = [v for r in records for v in r.verdicts]
@@ -262,6 +266,10 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
         job.console.print(f"[dim]note:[/dim] {escape(n)}")
     if len(bench["notes"]) > 8:
         job.console.print(f"[dim]({len(bench['notes']) - 8} more notes in benchmark.md)[/dim]")
+
+
+run_functional_eval.gate_metrics = ("delta",)  # type: ignore[attr-defined]
+run_functional_eval.gate_baseline = True  # type: ignore[attr-defined]
 
 
 def functional_eval_factory(params: Any) -> Any:

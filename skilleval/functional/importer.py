@@ -193,7 +193,7 @@ def import_main(argv: list[str]) -> int:
     res = import_workspace(Path(args.path).expanduser(), store, args.skill)
     print(f"imported {res['new_runs']} of {res['runs']} runs and {res['new_grades']} of {res['grades']} "
           f"grades ({res['evals']} evals; configurations: {', '.join(res['configurations'])}) "
-          f"into {store.root} as run {res['run_id']}"
+          f"into {store.url} as run {res['run_id']}"
           + (f"; {res['skipped_expectations']} expectation(s) without text skipped" if res["skipped_expectations"] else ""),
           file=sys.stderr)
     return 0

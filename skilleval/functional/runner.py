@@ -134,7 +134,7 @@ class FunctionalRunner:
         prepare_sandbox(req.sandbox, self.skill_root, list(rec.case.files))
         async with self._sem:
             if self.job.budget is not None:
-                self.job.budget.reserve()
+                await self.job.budget.areserve()
             started = time.perf_counter()
             try:
                 res = await asyncio.wait_for(self.job.backend.execute(req),
@@ -149,7 +149,7 @@ class FunctionalRunner:
                     raise
                 res = ExecutionResult(req.key, status="error", error=f"{type(exc).__name__}: {exc}",
                                       duration_s=time.perf_counter() - started)
-        if self.job.budget is not None and res.cost_usd:
+        if self.job.budget is not None:  # settles the reservation, free calls too
             self.job.budget.charge_usd(res.cost_usd)
         store_blobs(req.sandbox, res.outputs, self.blobs)
         rec.result = res
@@ -235,8 +235,9 @@ class FunctionalRunner:
             item = JudgeInput(rec.case, exps, rec.request.sandbox, rec.result.transcript,
                               rec.result.outputs, self.job.backend, k)
             async with self._sem:
-                if getattr(judge, "samples", 1) and not _deterministic(judge) and self.job.budget:
-                    self.job.budget.reserve()
+                paid = bool(getattr(judge, "samples", 1) and not _deterministic(judge) and self.job.budget)
+                if paid:
+                    await self.job.budget.areserve()
                 try:
                     return await judge.grade(item)
                 except BudgetExhausted:
@@ -244,6 +245,9 @@ class FunctionalRunner:
                 except Exception as exc:  # noqa: BLE001 - a crashing judge is a judge error
                     msg = f"judge {judge.name} failed: {type(exc).__name__}: {exc}"
                     return JudgeOutput([Verdict(e.text, None, "", error=msg) for e in exps])
+                finally:
+                    if paid:  # (judge costs are not reported back; the call is settled)
+                        self.job.budget.release()
         outs = await asyncio.gather(*(sample(k) for k in range(max(1, judge.samples))))
         return combine(list(outs)), time.perf_counter() - started
 

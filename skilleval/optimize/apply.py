@@ -1,25 +1,74 @@
-"""``optimize.apply=true``: write the best description into SKILL.md (backup kept)."""
+"""``optimize.apply=true``: write the best description into SKILL.md, only when it is safe.
+
+A description is written only when it (1) replaced the original through the loop's paired
+test (train + validation, `selection.compare`) and (2) passed at least as many held-out
+test queries as the original. Anything else keeps SKILL.md as it is and says why: a
+description that won on validation and then lost on test is the over-fitting the split
+exists to catch (issue 8 item 12: it once wrote a 1/3-on-test description over a 2/3 one).
+
+The backup goes into the run's output folder, never into the skill folder (where
+``package`` would ship it). Problems that would make the write fail (a folder name that
+differs from the skill name, ...) are caught by `preflight` before the first call.
+"""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Sequence
 
 from skilleval.domain import Skill
-from skilleval.errors import HarnessError
-from skilleval.skills import validate_skill, write_description
+from skilleval.errors import HarnessError, UserError
+from skilleval.skills import skill_md_path, validate_skill, write_description
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
+    from skilleval.optimize.state import LoopState
 
 
-def apply_description(job: "JobContext", skill: Skill, description: str) -> None:
-    if description == skill.description:
-        job.console.print("optimize.apply: the original description is still the best; SKILL.md unchanged")
-        return
-    md = skill.path / "SKILL.md"
-    backup = write_description(skill.path, description)
+def preflight(skill: Skill) -> None:
+    """Exit 2 before any call when the skill could not be written back validly."""
+    errors = [p for p in validate_skill(skill.path) if p.level == "error"]
+    if errors:
+        raise UserError(f"optimize.apply=true: {skill_md_path(skill.path)}: {errors[0].message}; "
+                        "fix it first (the optimised description could not be written back)")
+
+
+def _passed(results: Sequence[Any] | None) -> int | None:
+    if not results:
+        return None
+    return sum(bool(q.passed) for q in results)
+
+
+def refusal(state: "LoopState", tests: dict[str, Any], partial_test: bool) -> str | None:
+    """Why the best description must not be written, or None when it may be."""
+    best, orig = state.best, state.original
+    if best is orig or best.description == orig.description:
+        return "the original description is still the best"
+    if not (best.decision or "").startswith("accepted"):  # pragma: no cover - loop invariant
+        return "the best description did not win its paired test"
+    if partial_test:
+        return "the test evaluation was cut short by the budget, so the best was not checked on test"
+    if not tests.get("original") or not tests.get("best"):
+        return "there is no test split to check the best description on (splitter has no test)"
+    o, b = _passed(tests["original"]), _passed(tests["best"])
+    if o is None or b is None or b < o:
+        return (f"the best description passed fewer test queries than the original "
+                f"({b}/{len(tests['best'])} vs {o}/{len(tests['original'])}): likely over-fitting")
+    return None
+
+
+def apply_best(job: "JobContext", skill: Skill, state: "LoopState", tests: dict[str, Any],
+               partial_test: bool) -> dict[str, Any]:
+    """Write the best description if `refusal` finds no reason not to; returns what was done."""
+    md = skill_md_path(skill.path)
+    why = refusal(state, tests, partial_test)
+    if why is not None:
+        job.console.print(f"optimize.apply: SKILL.md unchanged: {why}")
+        return {"applied": False, "reason": why}
+    description = state.best.description
+    backup = write_description(skill.path, description, backup_dir=job.output_dir)
     errors = [p for p in validate_skill(skill.path) if p.level == "error"]
     if errors:  # restore: never leave a skill that fails validation behind
         md.write_bytes(backup.read_bytes())
         raise HarnessError(f"{md}: the new description failed validation ({errors[0].message}); "
                            f"SKILL.md restored from {backup}")
-    job.console.print(f"optimize.apply: wrote the best description to {md} (backup: {backup.name})")
+    job.console.print(f"optimize.apply: wrote the best description to {md} (backup: {backup})")
+    return {"applied": True, "backup": str(backup)}

@@ -15,6 +15,11 @@ writes what a careful author would, from the train failures and the skill itself
 
 Candidate ``variant`` k changes how much of each part goes in and the sentence shapes, so a
 batch explores short and long, body-led and vocabulary-led descriptions.
+
+It knows only what a writer knows: English function words (a list written from scratch) and
+the published Snowball stemmer. Nothing comes from the simulator (`skilleval/sim/`), whose
+word lists and exclusion patterns an offline result must not be tuned to
+(``tests/optimize/test_no_sim_internals.py``).
 """
 from __future__ import annotations
 
@@ -23,32 +28,50 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
+import snowballstemmer
+
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[.'][A-Za-z0-9]+)*")
+# English function words and chat filler, written from scratch by grammatical category (a
+# general list, not any evaluator's: the proposer must know only what a writer knows).
+# Why not a packaged list: the big ones (stop-words' 1,300 English words) also drop content
+# words such as "date", "changes" or "fix" that a description needs.
 _STOP = frozenset(
-    """a an the and or but if then of to in on at by for from with without into over under about
-    as is are was were be been being am do does did have has had i me my we us our you your he
-    she it its they them their this that these those there here what which who whom when where
-    why how can could should would will shall may might must not no so too very just also only
-    than some any all each every both few more most other such own same again once up down out
-    off please thanks hi hey ok okay get got use using want need needs like make let lets im ive
-    dont cant something anything thing things way sure really actually maybe pls u can't won't
-    i'm it's that's there's we're what's it's one two new go through going""".split()
+    # articles, determiners, quantifiers
+    """a an the this that these those some any all each every both either neither few many
+    much more most other another such own same no
+    """
+    # pronouns
+    """i me my mine myself we us our ours you your yours he him his she her it its they them
+    their theirs what which who whom whose something anything everything nothing
+    """
+    # prepositions and conjunctions
+    """of to in on at by for from with without into onto over under about as than then and or
+    but if so because while after before between through during per via up down out off
+    """
+    # auxiliaries and modals
+    """is are was were be been being am do does did doing have has had having can could shall
+    should will would may might must
+    """
+    # adverbs and question words
+    """not also only just very too again once here there when where why how now still even
+    really actually maybe already
+    """
+    # chat filler and contractions (apostrophes are dropped before the lookup)
+    """please thanks thank hi hey hello ok okay yes sure pls im ive id dont cant wont isnt
+    its thats theres whats lets""".split()
 )
-_GENERIC = frozenset(
-    """help file files project projects task tasks work data write create update change changes
-    doc docs document documents text page code tool tools question quick simple time today list
-    run show give look check find fix tell explain draft section entry""".split()
-)
-_NEGATION = re.compile(r"\b(not|never|don't|do not|instead|rather than|except|avoid|unless)\b", re.I)
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ed", "ies", "es", "s")
+# Whole clauses that say what *not* to do; a body sentence holding one is a scope warning,
+# not a "when to use" statement, so it is never quoted as a use case. General English
+# negation, chosen by a writer's sense, not by what any evaluator parses.
+_NEGATION = re.compile(r"\b(not|never|no longer|n't|instead of|rather than|except|avoid|unless)\b", re.I)
 
 
 def stem(word: str) -> str:
-    w = word.lower().replace("'", "")
-    for suf in _SUFFIXES:
-        if w.endswith(suf) and len(w) - len(suf) >= 4:
-            return w[: -len(suf)] + ("y" if suf == "ies" else "")
-    return w
+    """The Snowball (Porter 2) English stem: a published, general stemmer."""
+    return _STEMMER.stemWord(word.lower().replace("'", ""))
+
+
+_STEMMER = snowballstemmer.stemmer("english")
 
 
 def words(text: str) -> list[tuple[str, str]]:
@@ -227,7 +250,7 @@ def rewrite(inp: Inputs, variant: int = 0, *, max_chars: int = 1024) -> str:
     lure = {s for r in false.values() for s in stems(r.query) if pos_df[s] == 0}
 
     def score(s: str) -> float:
-        if s in _GENERIC or s.isdigit():
+        if s.isdigit():
             return 0.0
         general = pos_df[s] >= 2 or (s in body_stems and len(s) >= 3)
         if not general or neg_df[s] >= max(1, pos_df[s]):
@@ -261,7 +284,7 @@ def rewrite(inp: Inputs, variant: int = 0, *, max_chars: int = 1024) -> str:
     for r in sorted(false.values(), key=lambda r: (-r.rate, r.query)):
         phrases, run = [], []
         for word, s in words(r.query) + [("", "")]:
-            if (s and pos_df[s] == 0 and len(s) >= 3 and s not in _GENERIC
+            if (s and pos_df[s] == 0 and len(s) >= 3
                     and not any(ch.isdigit() or ch == "." for ch in word)):
                 run.append(word.lower())
             elif run:
@@ -281,11 +304,13 @@ def rewrite(inp: Inputs, variant: int = 0, *, max_chars: int = 1024) -> str:
         parts.append(f"{lead} {_join(extra_words)}.")
     text = " ".join(parts)
     if excl:
-        tail = f" Not for {_join(excl)}."
+        # Two plain ways writers state scope (Anthropic's own skill descriptions use both).
+        scope = "Not for {}." if variant % 2 == 0 else "Do not use it for {}."
+        tail = " " + scope.format(_join(excl))
         room = max_chars - len(text)
         while excl and len(tail) > room:
             excl.pop()
-            tail = f" Not for {_join(excl)}." if excl else ""
+            tail = " " + scope.format(_join(excl)) if excl else ""
         text += tail
     if len(text) > max_chars:
         text = text[:max_chars].rsplit(" ", 1)[0].rstrip(",;:") + "."

@@ -46,6 +46,10 @@ class Optimizer:
     def prepare(self) -> None:
         job = self.job
         self.skill: Skill = job.load_skill()
+        if self.opt.apply:
+            from skilleval.optimize.apply import preflight
+
+            preflight(self.skill)
         self.cases: list[TriggerCase] = job.load_cases(self.skill)
         check_two_classes(self.cases, f"the eval set {job.cases_path(self.skill)}")
         self.distractors = job.load_distractors()
@@ -57,6 +61,12 @@ class Optimizer:
         self.key = run_key(job.cfg, self.skill, self.cases)
         self.states = StateStore(job.store, job.identity_row(), self.skill.name, self.key)
         self.plan = make_plan(self.split, max_runs(self.runner.settings), self.opt, self.proposer)
+        self.prescreen = None
+        if self.opt.prescreen:
+            from skilleval.optimize.prescreen import Prescreener
+
+            self.job.registry.get("backend", self.opt.prescreen)  # unknown name: exit 2 now
+            self.prescreen = Prescreener(self.opt.prescreen, self.opt.prescreen_keep)
 
     def check_budget(self) -> None:
         b, plan = self.job.budget, self.plan
@@ -101,7 +111,8 @@ class Optimizer:
             f"backend {self.job.backend.name}/{self.job.backend.model}, proposer {self.proposer.name}")
         self.console.print(
             f"plan: ≤{self.opt.max_iterations} iterations × {self.opt.candidates} candidates, "
-            f"≤{runs} runs/query ({self.runner.settings.policy}); per iteration ≤{p.iteration} calls "
+            f"≤{runs} runs/query ({self.runner.settings.policy} for selection, "
+            f"{self.test_settings().policy} for the test); per iteration ≤{p.iteration} calls "
             f"({p.proposer_calls} proposer); total ≤{p.total} calls{cost}; selection by {sel}, "
             f"paired {self.opt.paired_test} α={self.opt.alpha}")
         if b is not None and (b.max_calls is not None or b.max_usd is not None):
@@ -176,6 +187,8 @@ class Optimizer:
                 state.exit_reason = f"no_new_candidates (iteration {it})"
                 self.states.checkpoint(state, [])
                 break
+            if self.prescreen is not None:
+                proposals = await self.prescreen.select(self, it, proposals)
             new: list[Entry] = []
             screen = screening(self.opt) and len(proposals) > 1
             for k, prop in enumerate(proposals):
@@ -251,6 +264,9 @@ class Optimizer:
         if not self.split.test:
             return {}
         out: dict[str, list[QueryResult]] = {}
+        # The reported test rates must be unbiased: `decided` (selection's saving) would stop
+        # runs early, so the test runs `fixed` (same plan, reusing selection's trials).
+        settings = self.test_settings()
         for label, desc in (("original", state.original.description),
                             ("best", state.best.description)):
             if label == "best" and desc == state.original.description:
@@ -258,8 +274,12 @@ class Optimizer:
                 continue
             out[label] = await self.runner.evaluate(self.skill.with_description(desc),
                                                     list(self.split.test), self.distractors,
-                                                    label=f"test: {label}")
+                                                    label=f"test: {label}", settings=settings)
         return out
+
+    def test_settings(self) -> Any:
+        s = self.runner.settings
+        return replace(s, policy="fixed") if s.policy == "decided" else s
 
     async def run(self) -> tuple[LoopState, dict[str, list[QueryResult]], bool]:
         from skilleval.trigger.experiment import run_self_check
@@ -306,6 +326,7 @@ class Optimizer:
 
 
 def run_trigger_opt(job: "JobContext") -> int:
+    from skilleval.gates import estimates as gate_estimates
     from skilleval.optimize import report
 
     opt = OptimizeSettings.from_cfg(job.cfg.get("optimize"))
@@ -326,12 +347,19 @@ def run_trigger_opt(job: "JobContext") -> int:
     job.summary.update(calls_made=calls, calls_cached=o.runner.calls_cached,
                        cost_usd=o.runner.cost_usd + o.proposer_cost,
                        exit_reason=state.exit_reason, best_test=result.get("best_test_score"),
-                       original_test=result.get("original_test_score"))
+                       prescreen=None if o.prescreen is None else {
+                           "backend": o.prescreen.backend_name, "dropped": o.prescreen.dropped,
+                           "iterations": o.prescreen.log},
+                       original_test=result.get("original_test_score"),
+                       gate_metrics=gate_estimates((result.get("test") or {}).get("best") or {}))
     if opt.apply:
-        from skilleval.optimize.apply import apply_description
+        from skilleval.optimize.apply import apply_best
 
-        apply_description(job, o.skill, state.best.description)
+        job.summary["apply"] = apply_best(job, o.skill, state, tests, partial_test)
     return 0
+
+
+run_trigger_opt.gate_metrics = ("precision", "recall", "accuracy")  # type: ignore[attr-defined]
 
 
 def trigger_opt_factory(params: Any) -> Any:

@@ -11,14 +11,16 @@ from skilleval.optimize.splitters import Split
 
 @dataclass
 class OptimizeSettings:
-    candidates: int = 3
+    candidates: int = 2  # see conf/optimize/default.yaml for why 2 and 2
     max_iterations: int = 5
-    patience: int = 1
+    patience: int = 2
     alpha: float = 0.1
     paired_test: str = "mcnemar"  # mcnemar | sign
     screen: bool = True  # rank candidates on one run per query; only the top one gets all runs
     apply: bool = False
     resume: bool = True
+    prescreen: str | None = None  # a free proxy backend (e.g. embed) ranks proposals first
+    prescreen_keep: int = 1  # how many of them go on to the paid backend
 
     @classmethod
     def from_cfg(cls, node: Any) -> "OptimizeSettings":
@@ -39,6 +41,8 @@ class OptimizeSettings:
         if s.candidates < 1 or s.max_iterations < 1 or s.patience < 1:
             raise UserError("optimize.candidates, optimize.max_iterations and optimize.patience "
                             "must be at least 1")
+        if s.prescreen_keep < 1:
+            raise UserError(f"optimize.prescreen_keep must be at least 1, got {s.prescreen_keep}")
         if s.paired_test not in ("mcnemar", "sign"):
             raise UserError(f"optimize.paired_test must be mcnemar or sign, got {s.paired_test!r}")
         if not 0 < s.alpha <= 1:

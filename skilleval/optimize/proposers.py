@@ -9,7 +9,9 @@ It returns up to ``request.count`` *valid* proposals (see `validate_description`
 A `ProposalRequest` holds the current description, the skill body, the train results (so the
 failures with their trigger rates) and the history of earlier attempts with their *train*
 scores. It has no field for validation or test data, so no proposer can see them: held-out
-numbers stay honest by construction (``tests/optimize/test_no_leak.py`` checks it).
+numbers stay honest by construction (``tests/optimize/test_proposers.py::
+test_request_type_has_no_room_for_held_out_data`` and ``test_trigger_opt_cli.py::
+test_validation_and_test_queries_never_reach_the_proposer`` check it).
 
 Built-ins:
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from rich.table import Table
@@ -13,6 +14,7 @@ from rich.text import Text
 from skilleval.optimize.selection import QueryOutcome, outcomes, passed, run_accuracy
 from skilleval.stats import estimate, mcnemar_exact
 from skilleval.trigger.metrics import summarize
+from skilleval.trigger.policies import rates_label
 from skilleval.trigger.runner import QueryResult
 
 if TYPE_CHECKING:
@@ -22,8 +24,10 @@ if TYPE_CHECKING:
 
 def _result(o: QueryOutcome, query: str) -> dict[str, Any]:
     rate = o.triggers / o.runs if o.runs else None
+    # `runs` are the valid runs (skill-creator reads trigger_rate = triggers / runs).
     return {"query": query, "should_trigger": o.should_trigger, "trigger_rate": rate,
-            "triggers": o.triggers, "runs": o.runs, "pass": o.passed}
+            "triggers": o.triggers, "runs": o.runs, "pass": o.passed,
+            "errors": o.errors, "timeouts": o.timeouts}
 
 
 def _score(outs: Sequence[QueryOutcome]) -> str | None:
@@ -41,7 +45,8 @@ def _test_block(results: list[QueryResult] | None, confidence: float) -> dict[st
             "precision": s.queries["precision"].to_dict(), "recall": s.queries["recall"].to_dict(),
             "results": [{"query": q.case.query, "should_trigger": q.case.should_trigger,
                          "trigger_rate": q.trigger_rate, "triggers": q.triggers,
-                         "runs": q.valid_runs, "pass": bool(q.passed)} for q in results]}
+                         "runs": q.valid_runs, "pass": bool(q.passed), "errors": q.errors,
+                         "timeouts": q.timeouts} for q in results]}
 
 
 def build_results(o: "Optimizer", state: "LoopState", tests: dict[str, list[QueryResult]], *,
@@ -100,6 +105,8 @@ def build_results(o: "Optimizer", state: "LoopState", tests: dict[str, list[Quer
         "history": history,
         # ours
         "skill_name": o.skill.name,
+        "variant": o.job.variant.name if o.job.variant is not None else "",
+        "description_hash": o.job.description_hash,  # of the starting description
         "validation_size": len(o.split.validation),
         "splitter": o.splitter_name,
         "selected_by": "validation" if o.split.validation else "train",
@@ -110,6 +117,9 @@ def build_results(o: "Optimizer", state: "LoopState", tests: dict[str, list[Quer
         "test": {"original": test_orig, "best": test_best, "paired": test_pair,
                  "partial": partial_test},
         "train_test_gap": gap,
+        # train/validation rates come from the selection policy, test rates from the test's
+        "rates": {"selection": rates_label(o.runner.settings),
+                  "test": rates_label(o.test_settings())},
         "selection": {"paired_test": o.opt.paired_test, "alpha": o.opt.alpha,
                       "patience": o.opt.patience, "candidates": o.opt.candidates,
                       "max_iterations": o.opt.max_iterations},
@@ -129,6 +139,23 @@ def write_outputs(o: "Optimizer", result: dict[str, Any]) -> None:
     (out / "results.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n",
                                       encoding="utf-8")
     (out / "best_description.txt").write_text(result["best_description"] + "\n", encoding="utf-8")
+    write_variants(out / "variants.yaml", result)
+
+
+def write_variants(path: Path, result: dict[str, Any]) -> None:
+    """Every description the loop scored, and the best, as ``variants=`` input (issue 15):
+    ``skilleval -m +experiment=trigger_eval variants=PATH variant='glob(*)' backend.model=a,b``
+    re-measures them on other models (trials already measured come from the cache)."""
+    import yaml
+
+    table: dict[str, str] = {}
+    for h in result["history"]:
+        name = "original" if h["iteration"] == 0 else f"it{h['iteration']}-c{h['candidate']}"
+        table[name] = h["description"]
+    table["best"] = result["best_description"]
+    path.write_text("# name -> description, written by trigger_opt (every candidate scored)\n"
+                    + yaml.safe_dump(table, sort_keys=False, allow_unicode=True, width=10_000),
+                    encoding="utf-8")
 
 
 def word_diff(old: str, new: str) -> Text:

@@ -41,6 +41,8 @@ class QueryOutcome:
     #: too few valid runs to judge (errors/timeouts); `passed` is False, and a paired
     #: comparison leaves the query out instead of scoring a non-measurement as a loss
     insufficient: bool = False
+    errors: int = 0  # spent runs that measured nothing: never part of `runs` or the rate
+    timeouts: int = 0
 
     @property
     def correct_rate(self) -> float:
@@ -52,17 +54,19 @@ class QueryOutcome:
     def to_dict(self) -> dict:
         return {"case_id": self.case_id, "should_trigger": self.should_trigger,
                 "triggers": self.triggers, "runs": self.runs, "passed": self.passed,
-                "insufficient": self.insufficient}
+                "insufficient": self.insufficient, "errors": self.errors,
+                "timeouts": self.timeouts}
 
     @classmethod
     def from_dict(cls, d: dict) -> "QueryOutcome":
         return cls(d["case_id"], d["should_trigger"], d["triggers"], d["runs"], d["passed"],
-                   bool(d.get("insufficient", False)))
+                   bool(d.get("insufficient", False)), int(d.get("errors", 0)),
+                   int(d.get("timeouts", 0)))
 
 
 def outcomes(results: Sequence["QueryResult"]) -> list[QueryOutcome]:
     return [QueryOutcome(q.case.id, q.case.should_trigger, q.triggers, q.valid_runs, bool(q.passed),
-                         q.passed is None) for q in results]
+                         q.passed is None, q.errors, q.timeouts) for q in results]
 
 
 def passed(outcomes: Sequence[QueryOutcome]) -> int:

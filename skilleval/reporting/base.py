@@ -10,4 +10,6 @@ if TYPE_CHECKING:
 class Reporter(Protocol):
     def report(self, job: "JobContext", kind: str, payload: Any) -> None:
         """Write or show `payload`; `kind` names the experiment that produced it
-        (``trigger_eval``, ...). Ignore kinds you do not know."""
+        (``trigger_eval`` with a TriggerEvalReport, ``functional_eval`` with the benchmark
+        dict, ...) or is ``gates`` (a list of ``skilleval.gates.GateResult``, after the
+        experiment, when gates are set). Ignore kinds you do not know."""

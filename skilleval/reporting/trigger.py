@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 
 from skilleval.stats import Estimate
+from skilleval.trigger.policies import max_runs, rates_label, rates_unbiased
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
@@ -23,32 +24,47 @@ def fmt_estimate(e: Estimate) -> str:
 def results_json(report: "TriggerEvalReport", job: "JobContext") -> dict[str, Any]:
     """skill-creator's run_eval.py output (same keys, input order) plus our fields."""
     s = report.summary
+    settings = report.runner.settings
+    planned = max_runs(settings)
     results = []
     for q in report.results:
         fired: dict[str, int] = {}
         for r in q.results:
             if r.outcome.valid and r.fired:
                 fired[r.fired] = fired.get(r.fired, 0) + 1
+        # skill-creator reads trigger_rate = triggers / runs, so `runs` is the valid runs the
+        # rate is over; errors and timeouts (never a "no") have fields of their own.
         results.append({
             "query": q.case.query, "should_trigger": q.case.should_trigger,
             "trigger_rate": round(q.trigger_rate, 4) if q.trigger_rate is not None else None,
-            "triggers": q.triggers, "runs": q.runs, "pass": bool(q.passed),
+            "triggers": q.triggers, "runs": q.valid_runs, "pass": bool(q.passed),
             "id": q.case.id, "verdict": q.verdict, "valid_runs": q.valid_runs,
-            "errors": q.errors, "timeouts": q.timeouts, "fired": fired, "cached_runs": q.cached,
+            "errors": q.errors, "timeouts": q.timeouts, "attempts": q.runs, "fired": fired,
+            "cached_runs": q.cached, "planned_runs": planned,
+            "early_stopped": not rates_unbiased(settings) and q.runs < planned,
         })
+    metrics = s.to_dict()
+    metrics["rates"] = rates_label(settings)
     return {
         "skill_name": report.skill.name,
         "description": report.skill.description,
         "results": results,
         "summary": {"total": s.total_queries, "passed": s.passed, "failed": s.failed,
                     "insufficient": s.insufficient},
-        "metrics": s.to_dict(),
+        "metrics": metrics,
+        # how to read every rate in this file (early-stopped rates are biased)
+        "rates": rates_label(settings),
+        "variant": job.variant.name if job.variant is not None else "",
+        "description_hash": job.description_hash,
         "run_id": job.run_id, "sweep_id": job.sweep_id, "job_num": job.job_num,
         "backend": job.backend.name, "model": job.backend.model,
         "settings": asdict(report.runner.settings),
         "eval_set": report.cases_path,
         "distractors": [d.name for d in report.distractors],
         "calls": {"made": report.runner.calls_made, "cached": report.runner.calls_cached},
+        # a budget stop leaves queries short of their runs: the file says so
+        "partial": bool(job.summary.get("partial")),
+        "budget_stop": job.budget.stopped if job.budget is not None else None,
         "cost_usd": round(report.runner.cost_usd, 6),
         "timing": {k: round(v, 3) for k, v in job.timing.items()},
     }
@@ -94,13 +110,16 @@ class ConsoleReporter:
             table = Table(title=f"{report.skill.name}: per-query trigger rates", title_justify="left")
             for col in ("query", "expect", "rate", "runs", "verdict", "fired instead"):
                 table.add_column(col, overflow="fold", max_width=60 if col == "query" else None)
+            planned = max_runs(report.runner.settings)
             for q in report.results:
                 rate = "—" if q.trigger_rate is None else f"{q.triggers}/{q.valid_runs}"
+                runs = str(q.runs) if q.runs >= planned or rates_unbiased(report.runner.settings) \
+                    else f"{q.runs} of {planned} (settled)"
                 bad = f" ({q.errors} err, {q.timeouts} t/o)" if q.errors or q.timeouts else ""
                 style = {"pass": "green", "fail": "red"}.get(q.verdict, "yellow")
                 others = sorted({r.fired for r in q.results if r.fired and r.fired != q.target})
                 table.add_row(q.case.query, "trigger" if q.case.should_trigger else "quiet",
-                              rate + bad, str(q.runs), f"[{style}]{q.verdict}[/{style}]",
+                              rate + bad, runs, f"[{style}]{q.verdict}[/{style}]",
                               ", ".join(others))
             out.print(table)
         s = report.summary
@@ -109,8 +128,18 @@ class ConsoleReporter:
         for name in ("precision", "recall", "accuracy", "f1"):
             metrics.add_column(name)
         metrics.add_row("queries", *(fmt_estimate(s.queries[n]) for n in ("precision", "recall", "accuracy", "f1")))
-        metrics.add_row("runs", *(fmt_estimate(s.runs[n]) for n in ("precision", "recall", "accuracy", "f1")))
+        unbiased = rates_unbiased(report.runner.settings)
+        metrics.add_row("runs" if unbiased else "runs*",
+                        *(fmt_estimate(s.runs[n]) for n in ("precision", "recall", "accuracy", "f1")))
         out.print(metrics)
+        if not unbiased:
+            st = report.runner.settings
+            stopped = sum(1 for q in report.results if q.runs < max_runs(st))
+            out.print(f"[yellow]* early-stopped: policy {st.policy}: {stopped} of {len(report.results)} queries "
+                      f"stopped before {max_runs(st)} runs once their verdict was settled. Verdicts "
+                      "are exact; per-query rates and run-level metrics are early-stopped (biased) "
+                      "and not comparable with fixed runs or skill-creator's. Use "
+                      "trigger.policy=fixed for unbiased rates.[/yellow]")
         r = report.runner
         out.print(f"queries: {s.passed} passed, {s.failed} failed, {s.insufficient} insufficient · "
                   f"trials: {s.trials} ({s.valid_trials} valid, {s.errors} errors, {s.timeouts} timeouts, "

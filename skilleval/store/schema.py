@@ -45,6 +45,7 @@ TRIALS = pa.schema(IDENTITY + [
     ("error", pa.string()),
     ("backend_version", pa.string()),
     ("shown", pa.list_(pa.string())),
+    ("excerpt", pa.string()),  # <= 200 chars of what the model did, secrets redacted
 ])
 
 QUERIES = pa.schema(IDENTITY + [
@@ -65,6 +66,10 @@ QUERIES = pa.schema(IDENTITY + [
     ("fired_other", pa.int32()),
     ("threshold", pa.float64()),
     ("cached_runs", pa.int32()),
+    # run-level numbers from different policies must not be pooled: `decided`/`sequential`
+    # rows hold early-stopped rates (filter on policy = 'fixed' for unbiased ones)
+    ("policy", pa.string()),
+    ("planned_runs", pa.int32()),
 ])
 
 RUNS = pa.schema(IDENTITY + [
@@ -80,4 +85,6 @@ RUNS = pa.schema(IDENTITY + [
     ("calls_cached", pa.int64()),
     ("cost_usd", pa.float64()),
     ("summary_json", pa.string()),
+    ("variant", pa.string()),  # the description variant measured ("" = SKILL.md's own)
+    ("description_hash", pa.string()),  # sha256[:16] of the description measured
 ])

@@ -6,10 +6,14 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
+
+from skilleval.config import example_note
 from skilleval.domain import Skill
 from skilleval.errors import BudgetExhausted, HarnessError
+from skilleval.gates import estimates as gate_estimates
 from skilleval.trigger.metrics import TriggerSummary, summarize
-from skilleval.trigger.policies import max_runs
+from skilleval.trigger.policies import max_runs, rates_label
 from skilleval.trigger.runner import QueryResult, TrialRunner, require_measured
 
 if TYPE_CHECKING:
@@ -32,10 +36,20 @@ class TriggerEvalReport:
 async def run_self_check(job: "JobContext", skill: Skill, distractors: list[Skill]) -> None:
     """Prove the harness measures before paying for a run (real backends only)."""
     if job.backend.needs_self_check and job.cfg.trigger.get("self_check", True):
-        from skilleval.trigger.selfcheck import self_check
+        from skilleval.trigger.runner import trial_rows_recorder
+        from skilleval.trigger.selfcheck import REPEATS, self_check
 
         job.console.print("[dim]self-check: positive and negative controls…[/dim]")
-        await self_check(job.backend, skill, distractors)
+        writer = job.store.writer("controls", job.experiment, job.run_id)
+        recorder = trial_rows_recorder(writer, job.identity_row(), job.backend)
+        try:
+            sent = await self_check(job.backend, skill, distractors, job.budget,
+                                    store=job.store, recorder=recorder)
+        finally:
+            writer.flush()
+        if sent == 0:
+            job.console.print(f"[dim]self-check: all {2 * REPEATS} control trials read from the "
+                              "store (same skill, listing and backend); nothing sent[/dim]")
 
 
 def query_rows(job: "JobContext", report: TriggerEvalReport) -> list[dict[str, Any]]:
@@ -50,6 +64,7 @@ def query_rows(job: "JobContext", report: TriggerEvalReport) -> list[dict[str, A
             "errors": q.errors, "timeouts": q.timeouts, "trigger_rate": q.trigger_rate,
             "verdict": q.verdict, "passed": q.passed, "fired_other": q.fired_other,
             "threshold": q.settings.threshold, "cached_runs": q.cached,
+            "policy": q.settings.policy, "planned_runs": max_runs(q.settings),
         })
     return rows
 
@@ -67,10 +82,12 @@ def run_trigger_eval(job: "JobContext") -> int:
         f"[bold]trigger_eval[/bold] {skill.name}: {len(cases)} queries × ≤{max_runs(settings)} runs "
         f"({settings.policy}), backend {job.backend.name}/{job.backend.model}, "
         f"≤{runner.max_calls(len(cases))} calls")
-    job.run(run_self_check(job, skill, distractors))
+    if settings.policy != "fixed":
+        job.console.print(f"[yellow]rates: {rates_label(settings)}[/yellow]")
     partial = False
     started = time.perf_counter()
-    with job.progress():
+    with job.progress():  # the self-check too: a slow backend shows as alive, not silent
+        job.run(run_self_check(job, skill, distractors))
         try:
             results = job.run(runner.evaluate(skill, cases, distractors))
         except BudgetExhausted as exc:
@@ -83,14 +100,21 @@ def run_trigger_eval(job: "JobContext") -> int:
     job.store.writer("queries", job.experiment, job.run_id).write(query_rows(job, report))
     job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
                        cost_usd=runner.cost_usd, accuracy=summary.queries["accuracy"].value,
-                       partial=partial)
+                       partial=partial, gate_metrics=gate_estimates(summary.queries))
     job.report("trigger_eval", report)
+    note = example_note(skill.path)
+    if note:
+        job.console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
     require_measured(results)
     bad = (summary.errors + summary.timeouts) / max(1, summary.trials)
     if bad > job.cfg.trigger.get("max_error_rate", 1.0):
         raise HarnessError(f"{bad:.0%} of trials errored or timed out (trigger.max_error_rate="
                            f"{job.cfg.trigger.max_error_rate}); results are not trustworthy")
     return 0
+
+
+run_trigger_eval.gate_metrics = ("precision", "recall", "accuracy")  # type: ignore[attr-defined]
+run_trigger_eval.gate_baseline = True  # type: ignore[attr-defined]
 
 
 def trigger_eval_factory(params: Any) -> Any:

@@ -10,3 +10,7 @@ def register_experiments(register) -> None:  # noqa: ANN001
 
     register("trigger_eval", trigger_eval_factory,
              help="precision/recall/accuracy of a skill's description over repeated runs")
+    register("routing", "skilleval.trigger.routing:routing_factory",
+             help="which of N listed skills fires per query: confusion matrix, per-skill P/R")
+    register("attribute", "skilleval.trigger.attribute:attribute_factory",
+             help="which description sentence earns triggers / causes false ones (LOO, Shapley)")

@@ -8,6 +8,12 @@ spent but says nothing about triggering.
 remaining runs could turn out (each triggering, not triggering, or failing) leads to the
 same verdict; since a trial's draw depends only on its repeat index, the runs `fixed` would
 have made beyond that point could not have changed the result.
+
+Its *rates* are another matter: a rate over a sample whose size depends on the outcomes is
+biased (at a true rate of 0.3, 3 runs, threshold 0.5, the stopped rate's expectation is
+0.272; `benchmarks/policy_bias.py`), and so are run-level precision/recall/accuracy. Only
+`fixed` gives unbiased rates comparable with skill-creator's, so it is the default; every
+output of an adaptive policy labels its rates as early-stopped (`rates_label`).
 """
 from __future__ import annotations
 
@@ -21,7 +27,7 @@ from skilleval.stats import wilson
 class TriggerSettings:
     runs: int = 3
     threshold: float = 0.5
-    policy: str = "decided"
+    policy: str = "fixed"
     max_runs: int = 10
     min_valid: int = 1
     concurrency: int = 8
@@ -79,6 +85,19 @@ POLICIES: dict[str, Callable[[int, int, int, bool, TriggerSettings], int]] = {
     "decided": _decided,
     "sequential": _sequential,
 }
+
+
+def rates_unbiased(s: TriggerSettings) -> bool:
+    """True when every query gets the same planned number of runs whatever they show."""
+    return s.policy == "fixed"
+
+
+def rates_label(s: TriggerSettings) -> str:
+    """How to read per-query rates and run-level metrics under `s` (stored and printed)."""
+    if rates_unbiased(s):
+        return "unbiased (fixed runs per query; skill-creator's reading)"
+    return (f"early-stopped ({s.policy}: runs stop once the verdict is settled; verdicts are "
+            "exact, rates and run-level metrics are biased and not comparable with fixed runs)")
 
 
 def max_runs(s: TriggerSettings) -> int:

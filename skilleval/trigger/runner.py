@@ -18,6 +18,7 @@ from skilleval.backends.base import Backend
 from skilleval.budget import Budget
 from skilleval.domain import ListedSkill, Outcome, Skill, Trial, TrialResult, TriggerCase
 from skilleval.errors import BudgetExhausted, HarnessError, UserError
+from skilleval.executors.base import Executor, LocalExecutor
 from skilleval.store import keys as keymod
 from skilleval.store.catalog import Store
 from skilleval.store.writer import PartWriter
@@ -118,6 +119,23 @@ def require_measured(results: Sequence[QueryResult]) -> None:
 Recorder = Callable[[Trial, TrialResult, TriggerCase, Skill], None]
 
 
+def load_valid(store: Store, table: str, keys: Sequence[str]) -> dict[str, TrialResult]:
+    """The stored valid outcomes (never an error or timeout) of `keys` in a trials-shaped table."""
+    found = store.lookup(table, "key", list(keys), where="t.outcome IN ('triggered', 'not_triggered')")
+    out = {}
+    for row in found.to_pylist():
+        out[row["key"]] = TrialResult(
+            key=row["key"], outcome=Outcome(row["outcome"]), fired=row["fired"],
+            position=row["position"], latency_ms=row["latency_ms"] or 0.0,
+            input_tokens=row["input_tokens"] or 0, output_tokens=row["output_tokens"] or 0,
+            cache_read_tokens=row["cache_read_tokens"] or 0,
+            cache_write_tokens=row["cache_write_tokens"] or 0, cost_usd=row["cost_usd"] or 0.0,
+            retries=row["retries"] or 0, error=row["error"], backend_version=row["backend_version"],
+            shown=tuple(row["shown"]) if row["shown"] is not None else None,
+            excerpt=row.get("excerpt"))
+    return out
+
+
 @dataclass
 class _QueryState:
     """Book-keeping of one query while it runs: its trials are built lazily, by repeat."""
@@ -147,9 +165,13 @@ class TrialRunner:
 
     def __init__(self, backend: Backend, *, settings: TriggerSettings, store: Store | None,
                  recorder: Recorder | None = None, budget: Budget | None = None,
-                 progress: Any = None) -> None:
+                 progress: Any = None, executor: Executor | None = None) -> None:
         check_policy(settings)
         self.backend = backend
+        if executor is None:  # the backend called on this event loop (jobs pass `executor=`)
+            executor = LocalExecutor()
+            executor.start(backend, {})
+        self.executor = executor
         self.settings = settings
         self.store = store
         self.recorder = recorder
@@ -191,17 +213,7 @@ class TrialRunner:
                   if (k := self.key(ldigest, target, c.query, r)) not in self._memo]
         if not wanted:
             return
-        table = self.store.lookup("trials", "key", wanted,
-                                  where="t.outcome IN ('triggered', 'not_triggered')")
-        for row in table.to_pylist():
-            self._memo[row["key"]] = TrialResult(
-                key=row["key"], outcome=Outcome(row["outcome"]), fired=row["fired"],
-                position=row["position"], latency_ms=row["latency_ms"] or 0.0,
-                input_tokens=row["input_tokens"] or 0, output_tokens=row["output_tokens"] or 0,
-                cache_read_tokens=row["cache_read_tokens"] or 0,
-                cache_write_tokens=row["cache_write_tokens"] or 0, cost_usd=row["cost_usd"] or 0.0,
-                retries=row["retries"] or 0, error=row["error"], backend_version=row["backend_version"],
-                shown=tuple(row["shown"]) if row["shown"] is not None else None)
+        self._memo.update(load_valid(self.store, "trials", wanted))
 
     # -- running ------------------------------------------------------------------------
 
@@ -251,7 +263,7 @@ class TrialRunner:
 
         # All `concurrency` workers, even if few trials are ready now: a query may hand out
         # more runs later (after errors, or under `sequential`) and they should run in parallel.
-        n_workers = max(1, settings.concurrency)
+        n_workers = self.executor.slots(settings.concurrency)
         await asyncio.gather(*(worker() for _ in range(n_workers)))
         for st in states:
             st.result.results = [st.by_repeat[r] for r in sorted(st.by_repeat)]
@@ -304,18 +316,18 @@ class TrialRunner:
             return None
         if self.budget is not None:
             try:
-                self.budget.reserve()
+                await self.budget.areserve()
             except BudgetExhausted as exc:
                 self._budget_stop = exc
                 return None
         try:
-            result = await self.backend.run_trial(trial)
+            result = await self.executor.run_trial(trial)
         except Exception as exc:  # a backend bug must not be scored as "not triggered"
             result = TrialResult(trial.key, Outcome.ERROR, error=f"{type(exc).__name__}: {exc}"[:500])
         self.calls_made += 1
         self.cost_usd += result.cost_usd
         if self.budget is not None:
-            self.budget.charge_usd(result.cost_usd)
+            self.budget.charge_usd(result.cost_usd, priced=result.outcome.valid)
         if result.outcome.valid:
             self._memo[trial.key] = result
         if self.recorder is not None:
@@ -340,6 +352,7 @@ def trial_rows_recorder(writer: PartWriter, identity: dict[str, Any], backend: B
             "cost_usd": r.cost_usd, "retries": r.retries, "error": r.error,
             "backend_version": r.backend_version,
             "shown": list(r.shown) if r.shown is not None else None,
+            "excerpt": r.excerpt,
         })
 
     return record

@@ -11,15 +11,20 @@ scored as misses. Three controls catch that class of bug here, each asked ``REPE
 3. **negative control**: a neutral arithmetic question must not trigger it in a majority.
 
 Errors and timeouts are reported as such: a control that cannot be measured fails too.
+
+Control trials are content-addressed like any trial (backend identity, listing, bodies,
+query, repeat) and stored in the ``controls`` table: a rerun of a finished run reads them
+back and sends nothing, while a changed skill, listing or backend asks again. As with
+trials, only valid outcomes are reused.
 """
 from __future__ import annotations
 
 import asyncio
-import hashlib
-from typing import Any
+from typing import Any, Callable
 
-from skilleval.domain import Outcome, Skill, Trial, TrialResult
+from skilleval.domain import Outcome, Skill, Trial, TrialResult, TriggerCase
 from skilleval.errors import HarnessError
+from skilleval.store import keys as keymod
 
 REPEATS = 3
 NEGATIVE_QUERY = "What is 17 + 25? Reply with the number only."
@@ -31,16 +36,17 @@ def positive_query(skill: Skill) -> str:
 
 
 def _trials(skill: Skill, distractors: list[Skill], query: str, label: str,
-            model: str) -> list[Trial]:
+            backend: Any) -> list[Trial]:
     installed = (skill, *distractors)
     listing = tuple(s.listed for s in installed if s.model_invocable)  # Claude Code's rules
     bodies = tuple((s.name, s.body) for s in installed)
+    ident = keymod.identity_digest(backend.identity())
+    ldigest = keymod.listing_digest(listing, bodies, [(s.name, s.install_extras) for s in installed])
     out = []
     for repeat in range(REPEATS):
-        key = hashlib.sha256(f"selfcheck|{label}|{skill.content_hash}|{skill.install_extras}|"
-                             f"{query}|{repeat}".encode()).hexdigest()[:32]
-        out.append(Trial(key, f"selfcheck-{label}", query, skill.name, listing, repeat, model, bodies,
-                         installed))
+        key = keymod.trial_key(ident, ldigest, skill.name, f"selfcheck|{label}|{query}", repeat)
+        out.append(Trial(key, f"selfcheck-{label}", query, skill.name, listing, repeat,
+                         backend.model, bodies, installed))
     return out
 
 
@@ -54,19 +60,46 @@ def _describe(results: list[TrialResult]) -> str:
     return "; ".join(parts)
 
 
-async def _run(backend: Any, trial: Trial) -> TrialResult:
-    """A control trial; a backend that raises is an error outcome here too (exit 3, not a crash)."""
+async def _run(backend: Any, trial: Trial, budget: Any = None) -> TrialResult:
+    """A control trial; a backend that raises is an error outcome here too (exit 3, not a crash).
+    Control calls are paid like any other, so they go through the job's budget."""
+    if budget is not None:
+        await budget.areserve()
+    cost, priced = 0.0, False
     try:
-        return await backend.run_trial(trial)
+        result = await backend.run_trial(trial)
+        cost, priced = result.cost_usd, result.outcome.valid
+        return result
     except Exception as exc:  # noqa: BLE001
         return TrialResult(trial.key, Outcome.ERROR, error=f"{type(exc).__name__}: {exc}"[:300])
+    finally:
+        if budget is not None:
+            budget.charge_usd(cost, priced=priced)
 
 
-async def self_check(backend: Any, skill: Skill, distractors: list[Skill]) -> None:
-    """Raise ``HarnessError`` (exit 3) explaining what is wrong, or return None."""
-    pos = _trials(skill, distractors, positive_query(skill), "positive", backend.model)
-    neg = _trials(skill, distractors, NEGATIVE_QUERY, "negative", backend.model)
-    results = await asyncio.gather(*(_run(backend, t) for t in pos + neg))
+Recorder = Callable[[Trial, TrialResult, TriggerCase, Skill], None]
+
+
+async def self_check(backend: Any, skill: Skill, distractors: list[Skill], budget: Any = None,
+                     *, store: Any = None, recorder: Recorder | None = None) -> int:
+    """Raise ``HarnessError`` (exit 3) explaining what is wrong, or return the number of
+    control trials sent (0 when every one was read from `store`'s ``controls`` table)."""
+    from skilleval.trigger.runner import load_valid
+
+    pos = _trials(skill, distractors, positive_query(skill), "positive", backend)
+    neg = _trials(skill, distractors, NEGATIVE_QUERY, "negative", backend)
+    stored = load_valid(store, "controls", [t.key for t in pos + neg]) if store is not None else {}
+
+    async def one(t: Trial) -> TrialResult:
+        if t.key in stored:
+            return stored[t.key]
+        r = await _run(backend, t, budget)
+        if recorder is not None:
+            recorder(t, r, TriggerCase(t.case_id, t.query, t.case_id.endswith("positive")), skill)
+        return r
+
+    results = await asyncio.gather(*(one(t) for t in pos + neg))
+    sent = sum(1 for t in pos + neg if t.key not in stored)
     pos_r, neg_r = list(results[:REPEATS]), list(results[REPEATS:])
     problems: list[str] = []
     if not skill.model_invocable:
@@ -101,3 +134,4 @@ async def self_check(backend: Any, skill: Skill, distractors: list[Skill]) -> No
         raise HarnessError("harness self-check failed, so no paid run was started:\n  - "
                            + "\n  - ".join(problems)
                            + "\n(disable with trigger.self_check=false only if you know why)")
+    return sent

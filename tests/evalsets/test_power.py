@@ -83,3 +83,16 @@ def test_exact_power_differs_from_the_normal_approximation() -> None:
     pairs give 80 % power; enumeration says they do not."""
     assert ref_power(107, 0.12, 0.02) < 0.8
     assert paired_power(107, 0.12, 0.02) == pytest.approx(ref_power(107, 0.12, 0.02), abs=1e-12)
+
+
+def test_large_sets_neither_overflow_nor_leave_the_exact_test() -> None:
+    """5,000 queries × 3 runs (a load test's size) once raised OverflowError (2**d times a
+    float); beyond the exact-integer range the critical counts still match scipy's test."""
+    from skilleval.evalsets.power import EXACT_UP_TO, critical_counts
+
+    crit = critical_counts(1100, ALPHA)
+    for d in (EXACT_UP_TO, EXACT_UP_TO + 1, 300, 1025, 1100):
+        b = crit[d]
+        assert binomtest(b, d, 0.5).pvalue <= ALPHA < binomtest(b - 1, d, 0.5).pvalue
+    statement = power_statement(5000, 3)
+    assert 0 < statement.query_mde["fixes_only"] < statement.query_mde["independent"] < 0.05

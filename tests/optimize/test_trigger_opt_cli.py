@@ -87,7 +87,8 @@ def test_bad_inputs_exit_2_with_one_line(cli, tmp_path):
 def test_budget_stops_gracefully_and_keeps_what_was_learned(cli):
     out = cli.run("+experiment=trigger_opt", "budget.max_calls=200", "optimize.patience=5",
                   "optimize.alpha=0.001", "proposer=stub")
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 4, out.stderr  # a budget stop has its own exit code
+    assert "budget stop: budget.max_calls=" in out.stderr
     res = cli.results()[-1]
     assert res["exit_reason"].startswith("budget")
     assert res["calls"] <= 200 and res["test"]["best"] is not None
@@ -97,13 +98,17 @@ def test_apply_writes_a_valid_skill_and_keeps_a_backup(cli, tmp_path):
     skill = tmp_path / "changelog-writer"
     shutil.copytree(EXAMPLE, skill)
     before = (skill / "SKILL.md").read_text()
-    out = cli.run("+experiment=trigger_opt", f"skill={skill}", "optimize.apply=true", "proposer=stub")
+    out = cli.run("+experiment=trigger_opt", f"skill={skill}", "optimize.apply=true",
+                  "distractors=${example_distractors:}")  # listed as for the bundled copy
     assert out.returncode == 0, out.stderr
     after = (skill / "SKILL.md").read_text()
     res = cli.results()[-1]
     assert res["best_description"] in after.replace("\n  ", " ") or res["best_description"] in after
     assert after.split("\n---\n", 1)[1] == before.split("\n---\n", 1)[1]  # body kept
-    assert [p.read_text() for p in skill.glob("SKILL.md.bak-*")] == [before]
+    assert "wrote the best description" in out.stderr  # best won on validation and on test
+    folder = next(cli.outputs.rglob("results.json")).parent
+    assert [p.read_text() for p in folder.glob("SKILL.md.bak-*")] == [before]
+    assert not list(skill.glob("SKILL.md.bak-*"))
     assert cli.run("validate", str(skill)).returncode == 0
 
 

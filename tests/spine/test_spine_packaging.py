@@ -55,7 +55,8 @@ def test_wheel_contains_configs_and_examples(tmp_path: Path) -> None:
     for needed in ("skilleval/conf/config.yaml", "skilleval/conf/experiment/trigger_eval.yaml",
                    "skilleval/conf/trigger/default.yaml", "skilleval/examples/changelog-writer/SKILL.md",
                    "skilleval/examples/changelog-writer/evals/trigger_eval.json",
-                   "skilleval/examples/csv-tidy/SKILL.md", "skilleval/cli.py", "skilleval/store/catalog.py"):
+                   "skilleval/examples/csv-tidy/SKILL.md", "skilleval/cli.py", "skilleval/store/catalog.py",
+                   "skilleval/backends/embed_calibration.json"):
         assert needed in names, needed
     assert "skilleval = skilleval.cli:main" in entry_points
     assert "[skilleval]" in entry_points and "skilleval.backends.plugin" in entry_points

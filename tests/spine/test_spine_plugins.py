@@ -79,7 +79,7 @@ def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_third_party_plugin_is_listed(plugin_site: Path, skilleval_cli) -> None:  # noqa: ANN001
     r = skilleval_cli.run("plugins", "--format", "json", env={"PYTHONPATH": str(plugin_site)}, check=0)
     regs = {(x["kind"], x["name"]): x for x in json.loads(r.stdout)}
-    for key in [("backend", "keyword"), ("reporter", "markdown")]:
+    for key in [("backend", "keyword"), ("reporter", "md_table")]:
         assert regs[key]["distribution"] == "skilleval-example-plugin"
         assert regs[key]["version"] == "0.1.0"
     assert ("backend", "stub") in regs
@@ -93,7 +93,7 @@ def test_third_party_plugin_used_through_config(plugin_site: Path, skilleval_cli
     cases = write_cases(tmp_path / "cases.json", SMALL_CASES + [("tidy this csv", True)])
     env = {"PYTHONPATH": str(plugin_site)}
     r = skilleval_cli.run("+experiment=trigger_eval", "progress=false", "backend=keyword",
-                          "reporter=[console,markdown]", "trigger.runs=1", f"skill={skill}",
+                          "reporter=[console,md_table]", "trigger.runs=1", f"skill={skill}",
                           f"cases={cases}", "backend.min_words=1", env=env, check=0)
     assert "per-query trigger rates" in r.stdout
     [md] = list(skilleval_cli.outputs.rglob("results.md"))

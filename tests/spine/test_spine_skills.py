@@ -102,7 +102,7 @@ def test_validate_cli_exit_codes(tmp_path: Path, skilleval_cli) -> None:
     assert "Skill is valid!" in r.stdout
     r = skilleval_cli.run("validate", str(warned), check=0)
     assert "warning:" in r.stderr and "argument-hint" in r.stderr
-    r = skilleval_cli.run("validate", str(bad), check=1)
+    r = skilleval_cli.run("validate", str(bad), check=2)  # bad input (documented 0/2/3)
     assert "error:" in r.stderr and "kebab-case" in r.stderr and "'<' or '>'" in r.stderr
     assert "Skill is valid!" not in r.stdout
     r = skilleval_cli.run("validate", str(tmp_path / "nope"), check=2)
@@ -132,12 +132,13 @@ def test_write_description_keeps_keys_and_body_byte_for_byte(tmp_path: Path) -> 
     before = load_skill(d)
 
     new = 'Tidy CSV files: dedupe, "normalise" headers # keep this. Use for csv exports, not xlsx.'
-    backup = write_description(d, new)
+    backup = write_description(d, new, backup_dir=tmp_path / "backups")
 
     data = md.read_bytes()
     assert data.endswith(ORIGINAL_BODY.encode()), "body must be kept byte for byte"
     assert backup.exists() and backup.read_bytes() == original
     assert backup.name.startswith("SKILL.md.bak-")
+    assert backup.parent == tmp_path / "backups" and not list(d.glob("SKILL.md.bak-*"))
     after = load_skill(d)
     assert after.description == new
     assert list(after.frontmatter) == list(before.frontmatter)  # key order kept
@@ -150,12 +151,20 @@ def test_write_description_keeps_keys_and_body_byte_for_byte(tmp_path: Path) -> 
 def test_write_description_twice_keeps_the_original_backup(tmp_path: Path) -> None:
     d = write_skill(tmp_path, "csv-tidy", "Original description.")
     original = (d / "SKILL.md").read_bytes()
-    b1 = write_description(d, "Second description.")
-    b2 = write_description(d, "Third description.")  # same second, very likely
+    b1 = write_description(d, "Second description.", backup_dir=tmp_path / "bk")
+    b2 = write_description(d, "Third description.", backup_dir=tmp_path / "bk")  # same second, very likely
     assert b1 != b2
-    backups = {p.read_bytes() for p in d.glob("SKILL.md.bak-*")}
+    backups = {p.read_bytes() for p in (tmp_path / "bk").glob("SKILL.md.bak-*")}
     assert original in backups
     assert load_skill(d).description == "Third description."
+
+
+def test_write_description_refuses_a_backup_inside_the_skill_folder(tmp_path: Path) -> None:
+    d = write_skill(tmp_path, "csv-tidy", "Original description.")
+    original = (d / "SKILL.md").read_bytes()
+    with pytest.raises(ValueError, match="inside the skill folder"):
+        write_description(d, "New.", backup_dir=d / "backups")
+    assert (d / "SKILL.md").read_bytes() == original
 
 
 # -- packaging ------------------------------------------------------------------------------

@@ -73,4 +73,4 @@ def register_backends(register) -> None:  # noqa: ANN001
 
 @hookimpl
 def register_reporters(register) -> None:  # noqa: ANN001
-    register("markdown", MarkdownReporter, params=MarkdownParams, help="results.md table")
+    register("md_table", MarkdownReporter, params=MarkdownParams, help="results.md table")

@@ -1,0 +1,1 @@
+"""Trial executors: where a trigger trial's backend call runs (this process, a Ray cluster)."""

@@ -1,0 +1,201 @@
+"""Gates: turn a finished run into a red or green check (exit 1 when one fails).
+
+An experiment states which metrics it can be gated on with a ``gate_metrics`` attribute on
+its callable (checked before any call, so a gate the experiment cannot honour is bad input,
+exit 2) and leaves the measured estimates in ``job.summary["gate_metrics"]`` as
+``{metric: {"value", "low", "high"}}``. A baseline gate compares this run with an earlier one
+through the same paired statistics as ``skilleval diff``.
+
+Rules. ``on=point`` tests the estimate, ``on=lower`` the lower bound of its interval, against
+the minimum. With ``baseline`` and ``max_regression`` (a fraction, 0.05 = 5 points), the
+regression gate fails when ``on=point`` and the drop is larger than allowed *and* significant
+(exact McNemar for trigger runs, the stratified permutation test for functional runs, at
+1 − confidence), or when ``on=lower`` and the lower bound of the paired interval of the
+delta lies below −max_regression (a larger drop cannot be ruled out).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from skilleval.errors import HarnessError, UserError
+
+if TYPE_CHECKING:
+    from skilleval.app import JobContext
+
+MINIMUMS = {"min_precision": "precision", "min_recall": "recall", "min_accuracy": "accuracy",
+            "min_delta": "delta"}
+
+
+@dataclass(frozen=True)
+class GateResult:
+    gate: str          # e.g. "gate.min_recall"
+    metric: str
+    measured: str
+    required: str
+    passed: bool
+
+    @property
+    def line(self) -> str:
+        verdict = "passed" if self.passed else "FAILED"
+        return f"gate {verdict}: {self.metric}: measured {self.measured}, required {self.required} ({self.gate})"
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    minimums: dict[str, float]
+    on: str
+    baseline: str | None
+    max_regression: float | None
+    confidence: float
+
+    @property
+    def active(self) -> bool:
+        return bool(self.minimums) or self.baseline is not None
+
+
+def settings(cfg: Any) -> GateSettings:
+    from skilleval.checks import checked_number
+
+    g = cfg.get("gate") or {}
+    mins = {}
+    for key in MINIMUMS:
+        v = checked_number(f"gate.{key}", g.get(key), float, none=True)
+        if v is not None:
+            lo = -1.0 if key == "min_delta" else 0.0
+            if not lo <= v <= 1:
+                raise UserError(f"gate.{key} must be in [{lo:g}, 1] (a fraction), got {v}")
+            mins[key] = v
+    on = str(g.get("on", "point"))
+    if on not in ("point", "lower"):
+        raise UserError(f"gate.on must be point or lower, got {on!r}")
+    baseline = g.get("baseline")
+    max_reg = checked_number("gate.max_regression", g.get("max_regression"), float, none=True)
+    if (baseline is None) != (max_reg is None):
+        raise UserError("gate.baseline and gate.max_regression go together: set both or neither")
+    if max_reg is not None and not 0 <= max_reg <= 1:
+        raise UserError(f"gate.max_regression must be in [0, 1] (a fraction), got {max_reg}")
+    trig = cfg.get("trigger") or {}
+    conf = float(trig.get("confidence", 0.95) or 0.95)
+    return GateSettings(mins, on, None if baseline is None else str(baseline), max_reg, conf)
+
+
+def check_supported(cfg: Any, experiment: Any, name: str) -> GateSettings:
+    """Before any call: every gate set must be one the experiment measures."""
+    s = settings(cfg)
+    offered = set(getattr(experiment, "gate_metrics", ()))
+    for key in s.minimums:
+        if MINIMUMS[key] not in offered:
+            raise UserError(f"gate.{key} does not apply to experiment {name} (it can be gated on: "
+                            f"{', '.join('gate.min_' + m for m in sorted(offered)) or 'nothing'})")
+    if s.baseline is not None and not getattr(experiment, "gate_baseline", False):
+        raise UserError(f"gate.baseline does not apply to experiment {name}")
+    return s
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def evaluate(job: "JobContext", s: GateSettings) -> list[GateResult]:
+    results: list[GateResult] = []
+    measured: dict[str, dict[str, Any]] = job.summary.get("gate_metrics") or {}
+    for key, minimum in s.minimums.items():
+        metric = MINIMUMS[key]
+        m = measured.get(metric)
+        if m is None or m.get("value") is None:
+            raise HarnessError(f"gate.{key}: {metric} could not be measured in this run "
+                               f"(undefined: {m.get('why', 'no data') if m else 'not reported'})")
+        x = m["value"] if s.on == "point" else m["low"]
+        interval = f" [{_fmt(m.get('low'))}, {_fmt(m.get('high'))}]" if m.get("low") is not None else ""
+        results.append(GateResult(f"gate.{key}", metric if s.on == "point" else f"{metric} (lower bound)",
+                                  f"{_fmt(x)}" + (f" (estimate {_fmt(m['value'])}{interval})" if s.on == "lower"
+                                                  else interval),
+                                  f">= {minimum:g}", x >= minimum - 1e-12))
+    if s.baseline is not None:
+        r = _regression(job, s)
+        if r is not None:
+            results.append(r)
+    return results
+
+
+def _regression(job: "JobContext", s: GateSettings) -> GateResult | None:
+    from skilleval.rundiff.compare import diff
+    from skilleval.rundiff.sources import from_file, load
+
+    job.store.close()  # this run's rows must be readable
+    skill = job.load_skill().name if job.cfg.get("skill") else None
+    try:
+        base = load(s.baseline or "latest", job.store, exclude=job.run_id,
+                    experiment=job.experiment, skill=skill)
+    except UserError as exc:
+        if s.baseline == "latest":
+            job.console.print(f"[yellow]gate.baseline=latest: no earlier run to compare with "
+                              f"({exc}); regression gate not checked[/yellow]")
+            return None
+        raise
+    bench = job.output_dir / "benchmark.json"
+    current = from_file(bench) if base.kind == "functional" and bench.is_file() else load(job.run_id, job.store)
+    d = diff(base, current, common=True, confidence=s.confidence)
+    for note in d["notes"]:
+        job.console.print(f"[dim]gate.baseline: {note}[/dim]")
+    alpha = 1 - s.confidence
+    if d["kind"] == "trigger":
+        delta, p = d["deltas"]["accuracy"], d["mcnemar"]["p_value"]
+        metric, test = "accuracy change vs baseline", "exact McNemar"
+    else:
+        primary = (job.summary.get("delta") or {}).get("primary") or next(iter(d["arms"]))
+        arm = d["arms"].get(primary) or next(iter(d["arms"].values()))
+        delta, p = arm["pass_rate"], arm["pass_rate"]["p_value"]
+        metric, test = f"{primary} pass-rate change vs baseline", "stratified permutation"
+    if delta["delta"] is None:
+        raise HarnessError("gate.baseline: no query or eval has a result in both runs; nothing to compare")
+    limit = -float(s.max_regression) if s.max_regression else 0.0
+    where = f"baseline {base.run_id or base.label}"
+    if s.on == "point":
+        bad = delta["delta"] < limit - 1e-12 and p is not None and p < alpha
+        measured = (f"{delta['delta']:+.3f} [{delta['low']:+.3f}, {delta['high']:+.3f}], "
+                    f"{test} p = {'n/a' if p is None else f'{p:.3g}'} ({where})")
+        required = f">= {limit:+.3f} unless the drop is not significant (p >= {alpha:.2g})"
+    else:
+        bad = delta["low"] < limit - 1e-12
+        measured = f"lower bound {delta['low']:+.3f} (estimate {delta['delta']:+.3f}; {where})"
+        required = f">= {limit:+.3f}"
+    return GateResult("gate.max_regression", metric, measured, required, not bad)
+
+
+def estimates(summary_queries: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Gate metrics from Estimate objects or their dicts (precision, recall, accuracy)."""
+    out = {}
+    for name in ("precision", "recall", "accuracy"):
+        e = summary_queries.get(name)
+        if e is None:
+            continue
+        d = e.to_dict() if hasattr(e, "to_dict") else dict(e)
+        if d.get("value") is None:
+            d["why"] = {"precision": "no query triggered", "recall": "no should-trigger query"}.get(
+                name, "no query with a verdict")
+        out[name] = d
+    return out
+
+
+def run_gates(job: "JobContext", s: GateSettings) -> int:
+    """Evaluate the gates, report them (reporters get kind ``"gates"``), print one line per
+    failed gate on stderr; returns 1 if any failed, else 0."""
+    import sys
+    from dataclasses import asdict
+
+    if job.summary.get("partial"):
+        # A budget-stopped run's rates are not the eval set's; gating them would be a guess.
+        print("skilleval: gates not checked: the run was stopped by the budget and its results "
+              "are partial", file=sys.stderr)
+        return 4
+    results = evaluate(job, s)
+    job.summary["gates"] = [asdict(r) for r in results]
+    job.report("gates", results)
+    for r in results:
+        if r.passed:
+            job.out.print(r.line, markup=False, highlight=False, soft_wrap=True)
+        else:
+            print(f"skilleval: {r.line}", file=sys.stderr)
+    return 1 if any(not r.passed for r in results) else 0

@@ -1,0 +1,118 @@
+"""A Markdown summary for ``$GITHUB_STEP_SUMMARY`` or a PR comment: the metrics with their
+intervals, the failing queries (or evals), and the gates.
+
+Written to ``summary.md`` in the run's folder; when ``$GITHUB_STEP_SUMMARY`` names a file
+(GitHub Actions sets it) and ``step_summary`` is on, the same text is appended there.
+Queries and evidence are hostile text: pipes, backticks, HTML and Markdown punctuation are
+escaped so a query cannot break the table or inject markup into the PR page.
+"""
+from __future__ import annotations
+
+import html
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skilleval.reporting.params import MarkdownParams
+
+if TYPE_CHECKING:
+    from skilleval.app import JobContext
+
+# Inline emphasis, code, links, tables and strike-through; line-start syntax (#, -, 1.) cannot
+# occur since every value is one cell or follows other text on its line.
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def md(text: object, limit: int = 300) -> str:
+    """One table-safe line: HTML escaped, Markdown punctuation backslash-escaped."""
+    s = " ".join(str(text).split())
+    if len(s) > limit:
+        s = s[:limit] + "…"
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(s, quote=False))
+
+
+def _est(e: Any) -> str:
+    d = e.to_dict() if hasattr(e, "to_dict") else e
+    if not d or d.get("value") is None:
+        return "n/a"
+    return f"{d['value']:.0%} [{d['low']:.0%}–{d['high']:.0%}]"
+
+
+class MarkdownReporter:
+    def __init__(self, params: MarkdownParams) -> None:
+        self.params = params
+
+    def report(self, job: "JobContext", kind: str, payload: Any) -> None:
+        if kind == "trigger_eval":
+            text = trigger_md(job, payload, self.params.max_rows)
+        elif kind == "functional_eval":
+            text = functional_md(job, payload, self.params.max_rows)
+        elif kind == "gates":
+            text = gates_md(payload)
+        else:
+            return
+        path = job.output_dir / self.params.filename
+        with path.open("a" if kind == "gates" else "w", encoding="utf-8") as fh:
+            fh.write(text)
+        target = os.environ.get("GITHUB_STEP_SUMMARY")
+        if self.params.step_summary and target:
+            with Path(target).open("a", encoding="utf-8") as fh:
+                fh.write(text)
+        if kind != "gates":
+            job.console.print(f"wrote {path}" + (f" (and appended to {target})"
+                                                  if self.params.step_summary and target else ""))
+
+
+def trigger_md(job: "JobContext", report: Any, max_rows: int) -> str:
+    s, r = report.summary, report.runner
+    lines = [f"### skilleval trigger_eval: {md(report.skill.name)}", "",
+             f"Run `{job.run_id}` · backend {md(job.backend.name)}/{md(job.backend.model)} · "
+             f"{s.total_queries} queries, {s.trials} trials ({s.errors} errors, {s.timeouts} timeouts "
+             f"not counted) · {r.calls_made} calls, {r.calls_cached} cached · ${r.cost_usd:.4f}", "",
+             "| over | precision | recall | accuracy |", "|---|---|---|---|"]
+    for over, group in (("queries", s.queries), ("runs", s.runs)):
+        lines.append(f"| {over} | {_est(group['precision'])} | {_est(group['recall'])} | {_est(group['accuracy'])} |")
+    lines += ["", "95% Wilson intervals." if abs(r.settings.confidence - 0.95) < 1e-9 else
+              f"{r.settings.confidence:.0%} Wilson intervals.", ""]
+    bad = [q for q in report.results if q.verdict != "pass"]
+    if bad:
+        lines += [f"**{s.failed} failed, {s.insufficient} without a verdict**", "",
+                  "| verdict | expected | rate | query |", "|---|---|---|---|"]
+        for q in bad[:max_rows]:
+            lines.append(f"| {q.verdict} | {'trigger' if q.case.should_trigger else 'quiet'} | "
+                         f"{q.triggers}/{q.valid_runs} | {md(q.case.query)} |")
+        if len(bad) > max_rows:
+            lines.append(f"| … | | | {len(bad) - max_rows} more in junit.xml / results.json |")
+    else:
+        lines.append("Every query passed.")
+    return "\n".join(lines) + "\n\n"
+
+
+def functional_md(job: "JobContext", bench: dict[str, Any], max_rows: int) -> str:
+    meta, ds = bench.get("metadata") or {}, bench.get("delta_stats") or {}
+    p, b = ds.get("primary"), ds.get("baseline")
+    pr = ds.get("pass_rate") or {}
+    delta = "n/a" if pr.get("delta") is None else \
+        f"{pr['delta']:+.2f} [{pr['low']:+.2f}, {pr['high']:+.2f}], permutation p = {pr.get('p_value')}"
+    lines = [f"### skilleval functional_eval: {md(meta.get('skill_name', ''))}", "",
+             f"Run `{job.run_id}` · backend {md(job.backend.name)}/{md(job.backend.model)}", "",
+             f"Pass-rate delta ({md(p)} − {md(b)}): {delta}", "",
+             f"| eval | {md(p)} | {md(b)} | delta |", "|---|---|---|---|"]
+    for row in (bench.get("per_eval") or [])[:max_rows]:
+        d = row.get("delta_pass_rate")
+        lines.append(f"| {md(row['eval_name'])} | {row[p]['pass_rate']['mean']:.0%} | "
+                     f"{row[b]['pass_rate']['mean']:.0%} | {'n/a' if d is None else f'{d:+.2f}'} |")
+    return "\n".join(lines) + "\n\n"
+
+
+def gates_md(results: list[Any]) -> str:
+    if not results:
+        return ""
+    failed = [r for r in results if not r.passed]
+    lines = [f"**Gates: {'FAILED' if failed else 'passed'}** ({len(results) - len(failed)}/{len(results)} passed)",
+             "", "| gate | metric | measured | required | result |", "|---|---|---|---|---|"]
+    for r in results:
+        lines.append(f"| `{r.gate}` | {md(r.metric)} | {md(r.measured)} | {md(r.required)} | "
+                     f"{'pass' if r.passed else '**FAIL**'} |")
+    return "\n".join(lines) + "\n\n"

@@ -1,0 +1,17 @@
+"""Parameters of the CI reporters, apart from their modules so that listing the options
+(every CLI start) does not import junitparser."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class JunitParams:
+    filename: str = "junit.xml"
+
+
+@dataclass
+class MarkdownParams:
+    filename: str = "summary.md"
+    step_summary: bool = True  # also append to $GITHUB_STEP_SUMMARY when it is set
+    max_rows: int = 50

@@ -1,0 +1,2 @@
+"""Comparing two runs (`skilleval diff A B`) and the paired statistics behind the
+regression gate (`gate.baseline`)."""

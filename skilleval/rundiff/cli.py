@@ -1,0 +1,65 @@
+"""`skilleval diff A B`: what changed between two runs, with paired statistics."""
+from __future__ import annotations
+
+import json
+import sys
+
+from rich.console import Console
+
+from skilleval.commands import _Parser
+from skilleval.errors import UserError
+
+
+def diff_main(argv: list[str]) -> int:
+    if any(x == "--sweep" or x.startswith("--sweep=") for x in argv):
+        return _sweep(argv)
+    from skilleval.rundiff.compare import diff
+    from skilleval.rundiff.render import render
+    from skilleval.rundiff.sources import LATEST, completed_runs, load
+    from skilleval.store.catalog import Store, resolve_root
+
+    p = _Parser(prog="skilleval diff", description=(
+        "Compare two runs: flipped queries, per-query rate changes, exact McNemar test and paired "
+        "intervals (trigger runs); per-eval and per-arm pass-rate deltas (functional runs). "
+        "A and B are run ids, latest, latest~N (N runs before the latest), or results.json / "
+        "benchmark.json files (skill-creator's included). "
+        "`skilleval diff --sweep SWEEP_ID` compares the jobs of one sweep."))
+    p.add_argument("a", help="the before run (e.g. latest~1)")
+    p.add_argument("b", help="the after run (e.g. latest)")
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--common", action="store_true",
+                   help="compare only the queries / evals both runs share (and say how many)")
+    p.add_argument("--experiment", help="latest / latest~N among runs of this experiment "
+                   "(default: the experiment of the newest run)")
+    p.add_argument("--confidence", type=float, default=0.95)
+    p.add_argument("--store", help="store root (default: $SKILLEVAL_STORE or the per-user store)")
+    args = p.parse_args(argv)
+    if not 0 < args.confidence < 1:
+        raise UserError(f"--confidence must be in (0, 1), got {args.confidence}")
+    store = Store(resolve_root(args.store))
+    experiment = args.experiment
+    if experiment is None and any(LATEST.match(x) for x in (args.a, args.b)):
+        # latest~N counts runs of the newest run's experiment: a functional run is never
+        # "the run before" a trigger run
+        newest = completed_runs(store)
+        experiment = newest[0]["experiment"] if newest else None
+    a = load(args.a, store, experiment=experiment)
+    b = load(args.b, store, experiment=experiment)
+    result = diff(a, b, common=args.common, confidence=args.confidence)
+    if args.format == "json":
+        print(json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False))
+    else:
+        render(result, Console(soft_wrap=False, width=None if sys.stdout.isatty() else 160))
+    return 0
+
+
+def _sweep(argv: list[str]) -> int:
+    """`--sweep` belongs to the optimiser's sweep summary; loaded only when asked for."""
+    try:
+        from skilleval.variants.summary import sweep_diff_main
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("skilleval.variants", "skilleval.variants.summary"):
+            raise
+        raise UserError("skilleval diff --sweep: sweep comparison is not available in this install "
+                        "(skilleval.variants.summary is missing)") from None
+    return sweep_diff_main(argv)

@@ -1,0 +1,194 @@
+"""Where a run's results come from: the store (a run id, ``latest``, ``latest~N``) or a file.
+
+A trigger run is read from the store's ``queries`` table (one row per query, written for
+every run, cached trials included) or from a results.json, ours or skill-creator's
+``run_eval.py`` output. A functional run is read from its ``benchmark.json`` (the run's
+output folder, or a path): the store's grade rows are not repeated for cached grades, so
+they do not hold a complete run.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skilleval.errors import UserError
+from skilleval.store.catalog import Store
+
+
+@dataclass(frozen=True)
+class QueryRow:
+    """One trigger query of a run. `passed` is None when the verdict is "insufficient"."""
+
+    query: str
+    should_trigger: bool
+    triggers: int
+    valid_runs: int
+    errors: int
+    timeouts: int
+    passed: bool | None
+
+    @property
+    def rate(self) -> float | None:
+        return self.triggers / self.valid_runs if self.valid_runs else None
+
+
+@dataclass
+class RunData:
+    """What a diff needs of one side: its kind, a label, and its rows."""
+
+    kind: str  # "trigger" | "functional"
+    label: str
+    run_id: str | None = None
+    skill: str | None = None
+    description: str | None = None
+    queries: list[QueryRow] = field(default_factory=list)
+    # functional: arm -> eval name -> per-run pass rates
+    evals: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+LATEST = re.compile(r"^latest(?:~(\d+))?$")
+
+
+def load(spec: str, store: Store, *, exclude: str | None = None, experiment: str | None = None,
+         skill: str | None = None) -> RunData:
+    """Resolve `spec` (run id, ``latest``, ``latest~N``, or a JSON file) to a run's data."""
+    m = LATEST.match(spec)
+    if m:
+        return _from_store(_nth_latest(store, int(m.group(1) or 0), exclude, experiment, skill), store)
+    path = Path(spec).expanduser()
+    if spec.endswith(".json") or path.is_file():
+        return from_file(path)
+    return _from_store(spec, store)
+
+
+def completed_runs(store: Store, *, exclude: str | None = None, experiment: str | None = None,
+                   skill: str | None = None) -> list[dict[str, Any]]:
+    """Finished runs, newest first (run_id, experiment, skill, ts, output_dir)."""
+    if "runs" not in store.tables():
+        return []
+    where, params = ["status = 'done'"], []
+    if exclude:
+        where.append("run_id <> ?")
+        params.append(exclude)
+    if experiment:
+        where.append("experiment = ?")
+        params.append(experiment)
+    rows = store.query(f"SELECT run_id, experiment, skill, ts, output_dir FROM runs WHERE "
+                       f"{' AND '.join(where)} ORDER BY ts DESC, run_id DESC", params).to_pylist()
+    if skill:  # the skill's name (trigger runs record it per query) or its folder's name
+        named: dict[str, str] = {}
+        if "queries" in store.tables():
+            named = {r["run_id"]: r["skill"] for r in
+                     store.query("SELECT DISTINCT run_id, skill FROM queries").to_pylist()}
+        rows = [r for r in rows if named.get(r["run_id"]) == skill or
+                (r["run_id"] not in named and _benchmark_skill(r) == skill)]
+    return rows
+
+
+def _benchmark_skill(run: dict[str, Any]) -> str | None:
+    """A functional run's skill name, from its benchmark.json (else its folder's name)."""
+    bench = Path(run.get("output_dir") or "") / "benchmark.json"
+    try:
+        return json.loads(bench.read_text(encoding="utf-8"))["metadata"]["skill_name"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return Path(run["skill"]).name if run.get("skill") else None
+
+
+def _nth_latest(store: Store, n: int, exclude: str | None, experiment: str | None,
+                skill: str | None) -> str:
+    runs = [r for r in completed_runs(store, exclude=exclude, experiment=experiment, skill=skill)
+            if _kind_of(store, r) is not None]
+    if n >= len(runs):
+        what = f"latest~{n}" if n else "latest"
+        raise UserError(f"{what}: the store at {store.root} holds {len(runs)} finished run(s) with "
+                        "results" + (f" of experiment {experiment}" if experiment else ""))
+    return runs[n]["run_id"]
+
+
+def _kind_of(store: Store, run: dict[str, Any]) -> str | None:
+    if "queries" in store.tables() and store.query(
+            "SELECT 1 FROM queries WHERE run_id = ? LIMIT 1", [run["run_id"]]).num_rows:
+        return "trigger"
+    if run.get("output_dir") and (Path(run["output_dir"]) / "benchmark.json").is_file():
+        return "functional"
+    return None
+
+
+def _from_store(run_id: str, store: Store) -> RunData:
+    tables = store.tables()
+    if "queries" in tables:
+        rows = store.query("SELECT * FROM queries WHERE run_id = ? ORDER BY ts, case_id", [run_id]).to_pylist()
+        if rows:
+            data = RunData("trigger", run_id, run_id, rows[0]["skill"], rows[0]["description"])
+            data.queries = [QueryRow(r["query"], bool(r["should_trigger"]), r["triggers"] or 0,
+                                     r["valid_runs"] or 0, r["errors"] or 0, r["timeouts"] or 0,
+                                     r["passed"]) for r in rows]
+            return data
+    if "runs" in tables:
+        runs = store.query("SELECT output_dir, status FROM runs WHERE run_id = ?", [run_id]).to_pylist()
+        if runs:
+            bench = Path(runs[0]["output_dir"] or "") / "benchmark.json"
+            if bench.is_file():
+                data = from_file(bench)
+                data.label = data.run_id = run_id
+                return data
+            raise UserError(f"run {run_id} ({runs[0]['status']}) has no per-query results and no "
+                            f"benchmark.json in {runs[0]['output_dir']}")
+    raise UserError(f"no run {run_id!r} in the store at {store.root} (give a run id, latest, "
+                    "latest~N, or a results.json / benchmark.json file)")
+
+
+def from_file(path: Path) -> RunData:
+    if not path.is_file():
+        raise UserError(f"{path}: no such file")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"{path}: not readable JSON ({exc})") from None
+    if isinstance(doc, dict) and isinstance(doc.get("results"), list):
+        return _trigger_file(path, doc)
+    if isinstance(doc, dict) and isinstance(doc.get("runs"), list):
+        return _benchmark_file(path, doc)
+    raise UserError(f"{path}: neither a trigger results.json (a 'results' list) nor a "
+                    "benchmark.json (a 'runs' list)")
+
+
+def _trigger_file(path: Path, doc: dict[str, Any]) -> RunData:
+    data = RunData("trigger", str(path), doc.get("run_id"), doc.get("skill_name"), doc.get("description"))
+    ours = "metrics" in doc
+    if not ours:
+        data.notes.append(f"{path.name}: skill-creator's format counts errors as 'not triggered'; "
+                          "its rates cannot separate them")
+    for i, r in enumerate(doc["results"]):
+        try:
+            query, should = str(r["query"]), bool(r["should_trigger"])
+            triggers = int(r.get("triggers", 0))
+            valid = int(r["valid_runs"]) if ours and r.get("valid_runs") is not None else int(r.get("runs", 0))
+            passed = r.get("pass")
+            if ours and r.get("verdict") == "insufficient":
+                passed = None
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UserError(f"{path}: results[{i}] is not a trigger result ({exc})") from None
+        data.queries.append(QueryRow(query, should, triggers, valid, int(r.get("errors", 0) or 0),
+                                     int(r.get("timeouts", 0) or 0),
+                                     None if passed is None else bool(passed)))
+    return data
+
+
+def _benchmark_file(path: Path, doc: dict[str, Any]) -> RunData:
+    meta = doc.get("metadata") or {}
+    data = RunData("functional", str(path), meta.get("run_id"), meta.get("skill_name"))
+    for i, r in enumerate(doc["runs"]):
+        try:
+            arm = str(r["configuration"])
+            name = str(r.get("eval_name") or r["eval_id"])
+            rate = (r.get("result") or {}).get("pass_rate")
+        except (KeyError, TypeError) as exc:
+            raise UserError(f"{path}: runs[{i}] is not a benchmark run ({exc})") from None
+        if rate is not None:  # a run with no gradable expectation has no rate (not a zero)
+            data.evals.setdefault(arm, {}).setdefault(name, []).append(float(rate))
+    return data

@@ -1,0 +1,76 @@
+"""``skilleval store stats``: parts, rows and bytes per view, and how many parts are small.
+
+Read from the Parquet footers only (no data pages), so it is cheap on an object store too.
+"Dead" parts are ones a compacted part already holds, left by a killed compaction until
+the next `skilleval store compact` deletes them; readers already skip them.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, dataclass
+from typing import NoReturn
+
+from skilleval.errors import UserError
+from skilleval.store.fs import StoreLocation
+from skilleval.store.parts import is_compacted, table_parts
+
+SMALL_ROWS = 100_000
+
+
+@dataclass
+class ViewStats:
+    view: str
+    parts: int
+    compacted_parts: int
+    small_parts: int  # fewer than SMALL_ROWS rows: what compaction would merge
+    rows: int
+    bytes: int
+    dead_parts: int
+
+
+def store_stats(loc: StoreLocation) -> list[ViewStats]:
+    out = []
+    for table in loc.subdirs():
+        parts = table_parts(loc, loc.join(table))
+        if not parts.live and not parts.dead:
+            continue
+        rows = [loc.metadata(p).num_rows for p in parts.live]
+        out.append(ViewStats(
+            view=table, parts=len(parts.live),
+            compacted_parts=sum(1 for p in parts.live if is_compacted(p)),
+            small_parts=sum(1 for r in rows if r < SMALL_ROWS), rows=sum(rows),
+            bytes=sum(loc.size(p) for p in parts.live), dead_parts=len(parts.dead)))
+    return out
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UserError(f"{self.prog}: {message}")
+
+
+def stats_main(argv: list[str]) -> int:
+    from skilleval.store.catalog import Store, resolve_root
+
+    p = _Parser(prog="skilleval store stats", description="Parts, rows and bytes per view of the store.")
+    p.add_argument("--store", help="store root or URL (default: $SKILLEVAL_STORE or the per-user store)")
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    args = p.parse_args(argv)
+    store = Store(resolve_root(args.store))
+    stats = store_stats(store.location)
+    if args.format == "json":
+        print(json.dumps([asdict(s) for s in stats], indent=2))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("view", "parts", "compacted", f"small (<{SMALL_ROWS:,} rows)", "rows", "bytes",
+                  "dead (awaiting delete)")
+    for s in stats:
+        table.add_row(s.view, f"{s.parts:,}", f"{s.compacted_parts:,}", f"{s.small_parts:,}",
+                      f"{s.rows:,}", f"{s.bytes:,}", f"{s.dead_parts:,}")
+    Console().print(table)
+    if not stats:
+        print(f"the store at {store.url} holds no parts yet", file=sys.stderr)
+    return 0

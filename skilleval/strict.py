@@ -1,0 +1,108 @@
+"""Strict keys for command-line overrides: ``trigger.run=3`` is a typo, not a new setting.
+
+Hydra answers an unknown key with "To append to your config use +trigger.run=3", and the
+``+`` form is then silently ignored by the code that reads ``trigger.runs``. Before Hydra
+composes anything, every ``group.key`` override of our YAML groups (``trigger``, ``gate``,
+``functional``, ...) and of the plugin groups (``backend``, ``judge``, ... whose keys are
+the options' parameter fields) is checked against the keys that exist, with or without
+``+``, and a miss is bad input (exit 2) with the closest valid key.
+"""
+from __future__ import annotations
+
+import difflib
+from importlib import resources
+from typing import Iterable
+
+from omegaconf import OmegaConf
+
+from skilleval.errors import UserError
+
+# Groups whose YAML files place keys at the top level, not under the group's name.
+_GLOBAL_GROUPS = {"experiment"}
+
+
+def yaml_group_keys() -> dict[str, set[str]]:
+    """group -> every key any of its YAML options defines (shipped in skilleval.conf)."""
+    out: dict[str, set[str]] = {}
+    root = resources.files("skilleval.conf")
+    for group in root.iterdir():
+        if not group.is_dir() or group.name in _GLOBAL_GROUPS or group.name.startswith("_"):
+            continue
+        keys: set[str] = set()
+        for f in group.iterdir():
+            if f.name.endswith(".yaml"):
+                node = OmegaConf.create(f.read_text(encoding="utf-8"))
+                keys.update(str(k) for k in node.keys() if k != "defaults")
+        if keys:
+            out[group.name] = keys
+    return out
+
+
+def top_level_keys() -> set[str]:
+    """Keys of config.yaml and of the experiments (they write at the top level)."""
+    root = resources.files("skilleval.conf")
+    files = [root / "config.yaml"]
+    exp = root / "experiment"
+    if exp.is_dir():
+        files += [f for f in exp.iterdir() if f.name.endswith(".yaml")]
+    keys = {"experiment", "hydra"}
+    for f in files:
+        node = OmegaConf.create(f.read_text(encoding="utf-8"))
+        keys.update(str(k) for k in node.keys() if k != "defaults")
+    return keys
+
+
+def plugin_group_keys() -> dict[str, dict[str, set[str]]]:
+    """kind -> option name -> its parameter fields (plus ``name``)."""
+    import dataclasses
+
+    from skilleval.registry import default_registry
+
+    out: dict[str, dict[str, set[str]]] = {}
+    for reg in default_registry().all():
+        fields = {f.name for f in dataclasses.fields(reg.params)} if reg.params else set()
+        out.setdefault(reg.kind, {})[reg.name] = fields | {"name"}
+    return out
+
+
+def _suggest(key: str, group: str, candidates: Iterable[str]) -> str:
+    close = difflib.get_close_matches(key, sorted(candidates), n=1, cutoff=0.5)
+    return f" (did you mean {group}.{close[0]}?)" if close else \
+        f" (valid: {', '.join(sorted(candidates))})"
+
+
+def check_overrides(args: list[str]) -> None:
+    """UserError for the first override naming a key no option of its group has."""
+    from skilleval.registry import _MULTI
+
+    yaml_keys = yaml_group_keys()
+    plugins = plugin_group_keys()
+    for arg in args:
+        if arg.startswith("-") or "=" not in arg:
+            continue
+        key = arg.split("=", 1)[0].lstrip("+~")
+        if "@" in key or "/" in key:  # package overrides; group choices (hydra/launcher=joblib),
+            continue  # which Hydra checks itself
+        if "." not in key:
+            top = top_level_keys() | set(yaml_keys) | set(plugins)
+            if key not in top:
+                close = difflib.get_close_matches(key, sorted(top), n=1, cutoff=0.5)
+                raise UserError(f"unknown key {key} in {arg!r}"
+                                + (f" (did you mean {close[0]}?)" if close else ""))
+            continue
+        group, rest = key.split(".", 1)
+        first = rest.split(".", 1)[0]
+        if group in yaml_keys and first not in yaml_keys[group]:
+            raise UserError(f"unknown key {key} in {arg!r}{_suggest(first, group, yaml_keys[group])}")
+        if group in plugins and group in _MULTI:  # reporter.<option>.<field>
+            options = plugins[group]
+            if first not in options:
+                raise UserError(f"unknown {group} {first!r} in {arg!r}{_suggest(first, group, options)}")
+            field = rest.split(".")[1] if rest.count(".") else None
+            if field is not None and field not in options[first]:
+                raise UserError(f"unknown key {key} in {arg!r}"
+                                f"{_suggest(field, f'{group}.{first}', options[first])}")
+        elif group in plugins:
+            fields = set().union(*plugins[group].values())
+            if first not in fields:
+                raise UserError(f"unknown key {key} in {arg!r}{_suggest(first, group, fields)}")

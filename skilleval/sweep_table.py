@@ -1,0 +1,67 @@
+"""The table a sweep ends with: one row per job, what it varied and what it measured.
+
+Jobs of a multirun run one after the other in this process (Hydra's basic launcher); each
+finished job leaves a `JobOutcome` in `FINISHED`, and the CLI prints the table when the
+sweep is over. Launchers that run jobs in other processes leave the list empty; the store
+(`skilleval sql "... where sweep_id = ..."`) still holds every job.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+
+@dataclass
+class JobOutcome:
+    job_num: int
+    run_id: str
+    sweep_id: str
+    experiment: str
+    status: str
+    overrides: list[str]
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+FINISHED: list[JobOutcome] = []
+
+
+def _metric(summary: dict[str, Any], name: str) -> str:
+    m = (summary.get("gate_metrics") or {}).get(name) or {}
+    if m.get("value") is None:
+        return "—"
+    if name == "delta":
+        return f"{m['value']:+.2f} [{m['low']:+.2f}, {m['high']:+.2f}]"
+    return f"{m['value']:.0%} [{m['low']:.0%}–{m['high']:.0%}]"
+
+
+def _gates(summary: dict[str, Any]) -> str:
+    gates = summary.get("gates")
+    if not gates:
+        return ""
+    failed = sum(not g["passed"] for g in gates)
+    return f"{failed} failed" if failed else "passed"
+
+
+def print_sweep_table(jobs: list[JobOutcome], console: Console) -> None:
+    if not jobs:
+        return
+    shared = set.intersection(*(set(j.overrides) for j in jobs))
+    table = Table(title=f"sweep {jobs[0].sweep_id}: {len(jobs)} jobs", title_justify="left",
+                  caption=f"same in every job: {escape(' '.join(sorted(shared)))}" if shared else None)
+    for col in ("job", "varied", "status", "precision", "recall", "accuracy", "delta", "gates", "run"):
+        table.add_column(col, overflow="fold")
+    for j in sorted(jobs, key=lambda j: j.job_num):
+        table.add_row(str(j.job_num), escape(" ".join(o for o in j.overrides if o not in shared)), j.status,
+                      *(_metric(j.summary, n) for n in ("precision", "recall", "accuracy", "delta")),
+                      _gates(j.summary), j.run_id)
+    if not console.is_terminal:  # piped or a CI log: natural width, nothing folded
+        from rich.measure import Measurement
+
+        wide = Console(width=1_000_000)
+        console = Console(width=max(40, Measurement.get(wide, wide.options, table).maximum),
+                          soft_wrap=True)
+    console.print(table)

@@ -1,0 +1,126 @@
+"""The `attribute` experiment: which sentence of a description earns triggers, which causes
+false ones (see `skilleval.trigger.attribution` for the estimators).
+
+Each coalition of sentences is evaluated once, through the ordinary trial runner (fixed
+policy, ``trigger.runs`` per query) with the skill's description replaced by those sentences
+(`Skill.with_description`: name, body and files unchanged). Trials are content-addressed, so
+a coalition met again (in this run, a later one, or another experiment) is read from the
+store instead of paid for.
+"""
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from skilleval.errors import BudgetExhausted, UserError
+from skilleval.trigger import attribution as attr
+
+if TYPE_CHECKING:
+    from skilleval.app import JobContext
+
+
+def run_attribute(job: "JobContext") -> int:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from skilleval.app import checked_number
+    from skilleval.trigger.experiment import run_self_check
+
+    cfg = job.cfg.get("attribute") or {}
+    exact_max = checked_number("attribute.exact_max", cfg.get("exact_max", 6), int)
+    n_perms = checked_number("attribute.permutations", cfg.get("permutations", 64), int)
+    boot = checked_number("attribute.bootstrap", cfg.get("bootstrap", 2000), int)
+    skill = job.load_skill()
+    cases = job.load_cases(skill)
+    distractors = job.load_distractors()
+    sentences = attr.split_sentences(skill.description)
+    n = len(sentences)
+    if n < 2:
+        raise UserError(f"{skill.path}: the description has {n} sentence(s); attribution needs 2+")
+    positive = np.array([c.should_trigger for c in cases])
+    settings = job.trigger_settings(policy="fixed")
+    runner = job.new_runner(settings)
+    exact = n <= exact_max
+    perms = [] if exact else attr.permutations(n, n_perms, int(job.cfg.get("seed", 0)))
+    plan = attr.coalitions_exact(n) if exact else attr.coalitions_of(perms)
+    full = frozenset(range(n))
+    plan = list(dict.fromkeys([*plan, full, *(full - {i} for i in range(n))]))
+    job.console.print(
+        f"[bold]attribute[/bold] {escape(skill.name)}: {n} sentences, "
+        f"{'exact Shapley' if exact else f'Shapley from {n_perms} permutations'}, "
+        f"{len(plan)} descriptions × {len(cases)} queries × {settings.runs} runs "
+        f"(≤{len(plan) * runner.max_calls(len(cases))} calls)")
+    job.run(run_self_check(job, skill, distractors))
+    rates: dict[frozenset[int], np.ndarray] = {}
+    partial = False
+    with job.progress():
+        for coalition in plan:
+            variant = skill.with_description(attr.join(sentences, coalition))
+            try:
+                results = job.run(runner.evaluate(variant, cases, distractors,
+                                                  label=f"{len(coalition)}/{n} sentences"))
+            except BudgetExhausted as exc:
+                job.console.print(f"[yellow]stopped: {exc}[/yellow]")
+                partial = True
+                break
+            rates[coalition] = np.array([q.triggers / q.valid_runs if q.valid_runs else np.nan
+                                         for q in results])
+    job.store.close()
+    if partial:
+        raise UserError("budget ran out before every coalition was measured; no attribution printed "
+                        "(raise budget.max_calls; measured trials are kept in the store)")
+
+    def value(s: frozenset[int]) -> np.ndarray:
+        return rates[s]
+
+    loo = attr.leave_one_out(n, value)
+    shap = attr.shapley_exact(n, value) if exact else attr.shapley_sampled(n, perms, value)
+    conf = settings.confidence
+    rows = []
+    for i, sentence in enumerate(sentences):
+        row: dict[str, Any] = {"index": i, "sentence": sentence}
+        for name, per_query in (("loo", loo[i]), ("shapley", shap[i])):
+            for metric, mask in (("recall", positive), ("false_trigger_rate", ~positive)):
+                mean, lo, hi = attr.paired_interval(per_query[mask], boot=boot, confidence=conf, seed=i)
+                row[f"{name}_{metric}"] = {"value": mean, "low": lo, "high": hi,
+                                           "queries": int((~np.isnan(per_query[mask])).sum())}
+        rows.append(row)
+    ranked = sorted(rows, key=lambda r: -(r["shapley_recall"]["value"] or 0.0))
+    out = {"skill": skill.name, "sentences": sentences, "method": "exact" if exact else "sampled",
+           "permutations": None if exact else n_perms, "coalitions": len(rates),
+           "runs": settings.runs, "confidence": conf, "unit": "queries (paired bootstrap)",
+           "ranking": [r["index"] for r in ranked], "attribution": rows,
+           "recall_full": _mean(rates[full][positive]), "ftr_full": _mean(rates[full][~positive])}
+    (job.output_dir / "results.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
+                       cost_usd=runner.cost_usd, coalitions=len(rates))
+    table = Table(title=f"sentence attribution ({out['method']} Shapley; effect on recall and on "
+                        f"false-trigger rate, {conf:.0%} paired intervals over queries)")
+    for col in ("#", "sentence", "Shapley Δrecall", "Shapley ΔFTR", "drop it: Δrecall", "drop it: ΔFTR"):
+        table.add_column(col, overflow="fold")
+    for r in ranked:
+        table.add_row(str(r["index"] + 1), escape(r["sentence"]), _fmt(r["shapley_recall"]),
+                      _fmt(r["shapley_false_trigger_rate"]), _fmt(r["loo_recall"], neg=True),
+                      _fmt(r["loo_false_trigger_rate"], neg=True))
+    job.out.print(table)
+    return 0
+
+
+def _mean(x: np.ndarray) -> float | None:
+    x = x[~np.isnan(x)]
+    return float(x.mean()) if len(x) else None
+
+
+def _fmt(e: dict[str, Any], neg: bool = False) -> str:
+    """Leave-one-out columns show what *removing* the sentence does (the negated effect)."""
+    if e["value"] is None:
+        return "n/a"
+    s = -1 if neg else 1
+    lo, hi = sorted((s * e["low"], s * e["high"]))
+    return f"{s * e['value']:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+
+
+def attribute_factory(params: Any) -> Any:
+    return run_attribute

@@ -1,0 +1,243 @@
+"""The `routing` experiment: for each query, which of N listed skills fires?
+
+Every query runs with all the given skills listed (plus ``trigger.catalog`` filler skills,
+to see how recall holds as the catalog grows). A case is ``{query, expected_skill}``, where
+``expected_skill`` is a skill name or null ("none should fire").
+
+Counts are over *trials* (``trigger.runs`` per query, fixed policy), labelled so: a trial's
+expected skill and the skill it fired make one cell of the confusion matrix, whose columns
+are the skills, ``none``, ``other`` (a catalog filler fired) and ``error`` (errors and
+timeouts: never counted as ``none``, and left out of every rate).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from skilleval.domain import Outcome, Skill, TriggerCase
+from skilleval.errors import UserError
+from skilleval.skills import load_skill
+from skilleval.stats import wilson
+
+if TYPE_CHECKING:
+    from skilleval.app import JobContext
+    from skilleval.trigger.runner import QueryResult
+
+NONE, OTHER, ERROR = "none", "other", "error"
+
+
+@dataclass(frozen=True)
+class RoutingCase:
+    id: str
+    query: str
+    expected: str | None
+
+
+@dataclass
+class RoutingTally:
+    skills: list[str]
+    matrix: dict[str, dict[str, int]] = field(default_factory=dict)  # expected -> fired -> n
+
+    def add(self, expected: str | None, fired: str) -> None:
+        row = self.matrix.setdefault(expected or NONE, {})
+        row[fired] = row.get(fired, 0) + 1
+
+    def cell(self, expected: str, fired: str) -> int:
+        return self.matrix.get(expected, {}).get(fired, 0)
+
+    def valid_row(self, expected: str) -> int:
+        return sum(n for f, n in self.matrix.get(expected, {}).items() if f != ERROR)
+
+
+def load_routing_cases(path: str | Path, skill_names: Sequence[str]) -> list[RoutingCase]:
+    """Read ``[{query, expected_skill}]``; one line of error naming the file and entry."""
+    p = Path(path).expanduser()
+    try:
+        entries = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"cases file not found: {p}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"{p}: not readable JSON ({exc})") from None
+    if not isinstance(entries, list) or not entries:
+        raise UserError(f"{p}: expected a non-empty JSON list of {{query, expected_skill}}")
+    cases = []
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict) or not isinstance(e.get("query"), str) or not e["query"].strip():
+            raise UserError(f"{p}: entry {i} needs a non-empty string 'query'")
+        if "expected_skill" not in e:
+            raise UserError(f"{p}: entry {i} has no 'expected_skill' (a skill name, or null for none)")
+        exp = e["expected_skill"]
+        if exp is not None and exp not in skill_names:
+            raise UserError(f"{p}: entry {i}: expected_skill {exp!r} is not one of the given "
+                            f"skills ({', '.join(skill_names)})")
+        cases.append(RoutingCase(str(e.get("id", f"r{i}")), e["query"], exp))
+    return cases
+
+
+def resolve_skills(spec: Any) -> list[Skill]:
+    """``skills=[a, b]`` (folders), ``skills=FOLDER`` (its sub-folders holding SKILL.md), or
+    ``skills=bundled`` (the bundled examples and stand-ins for Claude Code's document skills)."""
+    if spec is None or spec == "" or spec == []:
+        raise UserError("routing needs skills=[PATH,...], skills=FOLDER or skills=bundled")
+    if isinstance(spec, str):
+        if spec == "bundled":
+            root = Path(str(resources.files("skilleval.examples")))
+            paths = sorted(p for base in (root, root / "distractors") for p in base.iterdir()
+                           if (p / "SKILL.md").is_file())
+        else:
+            folder = Path(spec).expanduser()
+            if (folder / "SKILL.md").is_file():
+                paths = [folder]
+            elif folder.is_dir():
+                paths = sorted(p for p in folder.iterdir() if (p / "SKILL.md").is_file())
+            else:
+                raise UserError(f"skills={spec}: not a folder")
+            if not paths:
+                raise UserError(f"skills={spec}: no sub-folder holds a SKILL.md")
+    else:
+        paths = [Path(str(s)).expanduser() for s in spec]
+    skills = [load_skill(p) for p in paths]
+    names = [s.name for s in skills]
+    if len(set(names)) != len(names):
+        dup = sorted(n for n in names if names.count(n) > 1)[0]
+        raise UserError(f"two skills share the name {dup!r}")
+    return skills
+
+
+def catalog_skills(n: int, taken: set[str]) -> list[Skill]:
+    """``n`` filler skills from the bundled catalog (experiments/routing/catalog.json)."""
+    if n <= 0:
+        return []
+    path = Path(str(resources.files("skilleval.examples"))) / "routing" / "catalog.json"
+    entries = [e for e in json.loads(path.read_text(encoding="utf-8")) if e["name"] not in taken]
+    if n > len(entries):
+        raise UserError(f"trigger.catalog={n}: the bundled catalog has {len(entries)} filler skills")
+    return [Skill(e["name"], e["description"], "", path.parent, {"name": e["name"]})
+            for e in entries[:n]]
+
+
+def tally(results: Sequence["QueryResult"], cases: Sequence[RoutingCase],
+          skills: Sequence[str]) -> RoutingTally:
+    t = RoutingTally(list(skills))
+    by_id = {c.id: c for c in cases}
+    for q in results:
+        case = by_id[q.case.id]
+        for r in q.results:
+            if not r.outcome.valid:
+                t.add(case.expected, ERROR)
+            elif r.fired is None:
+                t.add(case.expected, NONE)
+            else:
+                t.add(case.expected, r.fired if r.fired in skills else OTHER)
+    return t
+
+
+def metrics(t: RoutingTally, confidence: float) -> dict[str, Any]:
+    def est(k: int, n: int) -> dict[str, Any]:
+        lo, hi = wilson(k, n, confidence) if n else (None, None)
+        return {"k": k, "n": n, "value": k / n if n else None, "low": lo, "high": hi}
+
+    per_skill = {}
+    for s in t.skills:
+        fired_s = sum(row.get(s, 0) for row in t.matrix.values())
+        per_skill[s] = {"recall": est(t.cell(s, s), t.valid_row(s)),
+                        "precision": est(t.cell(s, s), fired_s)}
+    rows = list(t.skills) + [NONE]
+    correct = sum(t.cell(e, e) for e in rows)
+    valid = sum(t.valid_row(e) for e in rows)
+    errors = sum(t.cell(e, ERROR) for e in rows)
+    return {"per_skill": per_skill, "accuracy": est(correct, valid), "errors": errors,
+            "unit": "trials", "columns": rows + [OTHER, ERROR],
+            "matrix": {e: {c: t.cell(e, c) for c in rows + [OTHER, ERROR]} for e in rows}}
+
+
+def run_routing(job: "JobContext") -> int:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from skilleval.trigger.experiment import run_self_check
+    from skilleval.trigger.runner import require_measured
+
+    skills = resolve_skills(job.cfg.get("skills"))
+    names = [s.name for s in skills]
+    cases_file = job.cfg.get("cases")
+    if not cases_file:
+        raise UserError("routing needs cases=FILE (a JSON list of {query, expected_skill})")
+    cases = load_routing_cases(cases_file, names)
+    from skilleval.app import checked_number
+
+    n_catalog = checked_number("trigger.catalog", job.cfg.trigger.get("catalog", 0), int)
+    filler = catalog_skills(n_catalog, set(names))
+    settings = job.trigger_settings(policy="fixed")
+    runner = job.new_runner(settings)
+    anchor, others = sorted(skills, key=lambda s: s.name)[0], [*skills, *filler]
+    others = [s for s in others if s.name != anchor.name]
+    trigger_cases = [TriggerCase(c.id, c.query, c.expected is not None) for c in cases]
+    job.console.print(f"[bold]routing[/bold]: {len(cases)} queries × {settings.runs} runs, "
+                      f"{len(skills)} skills + {len(filler)} catalog, backend {job.backend.name}")
+    job.run(run_self_check(job, anchor, others))
+    with job.progress():
+        # The runner's target only names the trials; routing reads which skill fired.
+        results = job.run(runner.evaluate(anchor, trigger_cases, others, label="routing"))
+    job.store.close()
+    m = metrics(tally(results, cases, names), settings.confidence)
+    m.update(skills=names, catalog=len(filler), runs=settings.runs, cases=str(cases_file))
+    _store_rows(job, results, cases, settings)
+    (job.output_dir / "results.json").write_text(json.dumps(m, indent=2) + "\n", encoding="utf-8")
+    job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
+                       cost_usd=runner.cost_usd, accuracy=m["accuracy"]["value"], errors=m["errors"])
+    table = Table(title="routing confusion matrix (trials; rows expected, columns fired)")
+    table.add_column("expected \\ fired", overflow="fold")
+    for c in m["columns"]:
+        table.add_column(escape(c), justify="right", overflow="fold")
+    for e, row in m["matrix"].items():
+        table.add_row(escape(e), *(str(row[c]) for c in m["columns"]))
+    job.out.print(table)
+    per = Table(title="per skill (over trials, Wilson intervals)")
+    for col in ("skill", "precision", "recall"):
+        per.add_column(col)
+    for s, v in m["per_skill"].items():
+        per.add_row(escape(s), *(_fmt(v[k]) for k in ("precision", "recall")))
+    job.out.print(per)
+    job.out.print(f"routing accuracy: {_fmt(m['accuracy'])}; errors/timeouts: {m['errors']} "
+                  f"(not counted as none)")
+    require_measured(results)
+    return 0
+
+
+def _fmt(e: dict[str, Any]) -> str:
+    if e["value"] is None:
+        return "n/a (0 trials)"
+    return f"{e['value']:.2f} [{e['low']:.2f}, {e['high']:.2f}] ({e['k']}/{e['n']})"
+
+
+def _store_rows(job: "JobContext", results: Sequence["QueryResult"], cases: Sequence[RoutingCase],
+                settings: Any) -> None:
+    now = dt.datetime.now(dt.timezone.utc)
+    by_id = {c.id: c for c in cases}
+    rows = []
+    for q in results:
+        c = by_id[q.case.id]
+        valid = [r for r in q.results if r.outcome.valid]
+        right = sum(r.fired == c.expected for r in valid)
+        rate = right / len(valid) if valid else None
+        rows.append({
+            **job.identity_row(), "ts": now, "skill": c.expected or NONE, "description": "",
+            "split": None, "case_id": c.id, "query": c.query, "should_trigger": c.expected is not None,
+            "runs": len(q.results), "valid_runs": len(valid), "triggers": right,
+            "errors": sum(r.outcome is Outcome.ERROR for r in q.results),
+            "timeouts": sum(r.outcome is Outcome.TIMEOUT for r in q.results), "trigger_rate": rate,
+            "verdict": "insufficient" if rate is None else ("pass" if rate >= settings.threshold else "fail"),
+            "passed": None if rate is None else rate >= settings.threshold,
+            "fired_other": sum(r.fired != c.expected for r in valid), "threshold": settings.threshold,
+            "cached_runs": q.cached,
+        })
+    job.store.writer("queries", job.experiment, job.run_id).write(rows)
+
+
+def routing_factory(params: Any) -> Any:
+    return run_routing

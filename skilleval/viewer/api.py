@@ -1,0 +1,125 @@
+"""Path -> JSON: the one API both the live server and the static report use.
+
+GET paths (query string after ``?``):
+
+* ``/api/runs?q=&experiment=&status=&sweep=&offset=&limit=`` - a page of runs;
+* ``/api/run/<id>`` - one run and the pages it has;
+* ``/api/run/<id>/trigger``, ``/trials?since=ISO``, ``/opt``, ``/functional``, ``/comparison``.
+
+The static report calls the same functions and embeds their answers, keyed by path.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+from skilleval.store.catalog import Store
+from skilleval.viewer import functional_data, opt_data, trigger_data
+from skilleval.viewer.files import Refused, contained
+from skilleval.viewer.queries import RUN_ID, Queries
+
+
+class NotFound(LookupError):
+    pass
+
+
+class Api:
+    def __init__(self, store: Store, *, live: bool = True) -> None:
+        self.store = store
+        self.q = Queries(store, keep_connection=not live)
+        self.live = live
+        self._ws: dict[str, Path] = {}
+        self._ws_at = 0.0
+        self._lock = threading.Lock()
+
+    # -- where files may come from ------------------------------------------------------
+
+    def workspaces(self) -> dict[str, Path]:
+        with self._lock:
+            if time.monotonic() - self._ws_at > 2.0:
+                self._ws = self.q.workspaces()
+                self._ws_at = time.monotonic()
+            return dict(self._ws)
+
+    def workspace(self, run_id: str) -> Path | None:
+        return self.workspaces().get(run_id)
+
+    def roots(self) -> list[Path]:
+        """Every folder the server may read: the store and each recorded workspace."""
+        return [self.store.root, *(functional_data.workspace_root(p) for p in self.workspaces().values())]
+
+    def file(self, run_id: str, rel: str) -> Path:
+        """A recorded file of a run's workspace, refused if it leaves the allowed folders."""
+        ws = self.workspace(run_id)
+        if ws is None:
+            raise NotFound(f"run {run_id!r} recorded no workspace")
+        root = functional_data.workspace_root(ws)
+        path = contained([root], rel, root)
+        if not path.is_file():
+            raise NotFound(rel)
+        return path
+
+    # -- GET ------------------------------------------------------------------------------
+
+    def get(self, path: str, params: dict[str, str] | None = None) -> Any:
+        params = params or {}
+        parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")]
+        if parts[:2] == ["api", "runs"] and len(parts) == 2:
+            return self.q.runs(q=params.get("q", ""), experiment=params.get("experiment", ""),
+                               status=params.get("status", ""), sweep=params.get("sweep", ""),
+                               offset=_int(params.get("offset"), 0), limit=_int(params.get("limit"), 50))
+        if parts[:2] == ["api", "run"] and len(parts) in (3, 4):
+            run_id = parts[2]
+            if not RUN_ID.match(run_id):
+                raise NotFound(run_id)
+            if len(parts) == 3:
+                return self.run(run_id)
+            return self.page(run_id, parts[3], params)
+        raise NotFound(path)
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        run = self.q.run(run_id)
+        if run is None:
+            raise NotFound(run_id)
+        tables = set(run["tables"])
+        pages = []
+        if tables & {"trials", "queries"} and run["experiment"] != "trigger_opt" or \
+                run["experiment"] == "trigger_eval":
+            pages.append("trigger")
+        if "candidates" in tables or run["experiment"] == "trigger_opt":
+            pages.append("opt")
+        if "executions" in tables or self.workspace(run_id) or run["experiment"] == "functional_eval":
+            pages += ["outputs", "benchmark"]
+        if "comparisons" in tables:  # a blind comparison run: its verdicts come first
+            pages.insert(0, "comparison")
+        run["pages"] = pages
+        run["workspace"] = str(self.workspace(run_id) or "") or None
+        return run
+
+    def page(self, run_id: str, name: str, params: dict[str, str]) -> Any:
+        if name == "trigger":
+            return trigger_data.trigger_page(self.q, run_id)
+        if name == "trials":
+            return trigger_data.trials(self.q, run_id, since=params.get("since") or None)
+        if name == "opt":
+            return opt_data.opt_page(self.q, run_id)
+        if name == "functional":
+            url = functional_data.file_url(run_id, functional_data.workspace_root(ws)) \
+                if self.live and (ws := self.workspace(run_id)) else None
+            return functional_data.functional_page(self.q, run_id, self.workspace(run_id), url=url)
+        if name == "comparison":
+            return {"comparisons": functional_data.comparisons(self.q, run_id)}
+        raise NotFound(name)
+
+
+def _int(v: str | None, default: int) -> int:
+    try:
+        return int(v) if v is not None else default
+    except ValueError:
+        return default
+
+
+__all__ = ["Api", "NotFound", "Refused"]

@@ -1,0 +1,263 @@
+"""The viewer's questions to the store, each one SQL pushed down to DuckDB.
+
+Why pushed down: a store of a million trials must answer the Runs page in well under a second.
+The `runs` view is small (a few rows per run); trial counts are asked only for the runs on the
+page, and only from those runs' own Parquet folders (a glob per run id), so the cost does not
+grow with the rest of the store. Nothing here loads a whole table into Python.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Sequence
+
+import duckdb
+
+from skilleval.stats import wilson
+from skilleval.store.catalog import Store, _glob_literal
+from skilleval.viewer.runs_index import RunsIndex
+
+# Run ids are generated (timestamp + hex); anything else is refused before it reaches a glob.
+RUN_ID = re.compile(r"^[A-Za-z0-9._:-]{1,80}$")
+PAGE_MAX = 200
+
+
+def rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    """Result rows as dicts (via Arrow: a 10,000-row page converts in milliseconds).
+    Timestamps stay datetimes; the JSON writers turn them into strings."""
+    return con.sql(sql, params=list(params) or None).to_arrow_table().to_pylist()
+
+
+def interval(k: int | None, n: int | None, confidence: float = 0.95) -> dict[str, Any]:
+    if not n:
+        return {"k": k or 0, "n": 0, "value": None, "low": None, "high": None}
+    lo, hi = wilson(int(k or 0), int(n), confidence)
+    return {"k": int(k or 0), "n": int(n), "value": int(k or 0) / int(n), "low": lo, "high": hi}
+
+
+class Queries:
+    """Read-only questions about one store; one short-lived DuckDB connection per call."""
+
+    def __init__(self, store: Store, *, keep_connection: bool = False) -> None:
+        self.store = store
+        self._kept: duckdb.DuckDBPyConnection | None = None
+        self._keep = keep_connection  # one-shot readers (the report) reuse one connection
+        self._tables: list[str] | None = None
+        self.index = RunsIndex(store.root)
+        self._kept_runs: duckdb.DuckDBPyConnection | None = None
+
+    def tables(self) -> list[str]:
+        if self._keep:
+            if self._tables is None:
+                self._tables = self.store.tables()
+            return self._tables
+        return self.store.tables()
+
+    def _runs_con(self) -> duckdb.DuckDBPyConnection:
+        """A connection over the runs index (kept for one-shot readers, like `_con`)."""
+        if not self._keep:
+            return self.index.connect()
+        if self._kept_runs is None:
+            self._kept_runs = self.index.connect()
+        return _Borrowed(self._kept_runs)  # type: ignore[return-value]
+
+    def _con(self) -> duckdb.DuckDBPyConnection:
+        if not self._keep:
+            return self.store.connect()
+        if self._kept is None:
+            self._kept = self.store.connect()
+        return _Borrowed(self._kept)  # type: ignore[return-value]
+
+    def _run_parts(self, table: str, run_ids: Sequence[str]) -> str | None:
+        """A read_parquet() over only the given runs' folders of `table` (None: no parts)."""
+        base = self.store.root / table
+        globs = []
+        for rid in run_ids:
+            if not RUN_ID.match(rid):
+                continue
+            pat = _glob_literal((base / "*").as_posix()[:-1]) + f"*/run={_glob_literal(rid)}/*.parquet"
+            if any(base.glob(f"*/run={rid}/*.parquet")):
+                globs.append(pat.replace("'", "''"))
+        if not globs:
+            return None
+        listed = ", ".join(f"'{g}'" for g in globs)
+        return f"read_parquet([{listed}], union_by_name = true, hive_partitioning = false)"
+
+    # -- runs -------------------------------------------------------------------------
+
+    def runs(self, *, q: str = "", experiment: str = "", status: str = "", sweep: str = "",
+             offset: int = 0, limit: int = 50) -> dict[str, Any]:
+        limit = max(1, min(PAGE_MAX, int(limit)))
+        offset = max(0, int(offset))
+        if "runs" not in self.tables():
+            return {"rows": [], "total": 0, "offset": offset, "limit": limit, "experiments": []}
+        where, params = ["TRUE"], []
+        if q:
+            where.append("(run_id ILIKE ? OR skill ILIKE ? OR experiment ILIKE ? OR model ILIKE ? "
+                         "OR backend ILIKE ? OR array_to_string(overrides, ' ') ILIKE ?)")
+            params += [f"%{q}%"] * 6
+        for col, val in (("experiment", experiment), ("status", status), ("sweep_id", sweep)):
+            if val:
+                where.append(f"{col} = ?")
+                params.append(val)
+        cond = " AND ".join(where)
+        con = self._runs_con()
+        try:
+            total = rows(con, f"SELECT count(*) AS n FROM runs WHERE {cond}", params)[0]["n"]
+            page = rows(con, f"""
+                SELECT run_id, sweep_id, job_num, experiment, status, backend, model, skill, ts,
+                       output_dir, overrides, calls_made, calls_cached, cost_usd, summary_json,
+                       started, z.sweep_size
+                FROM runs JOIN (SELECT sweep_id, count(*) AS sweep_size FROM runs GROUP BY 1) z
+                     USING (sweep_id)
+                WHERE {cond} ORDER BY started DESC, run_id DESC LIMIT {limit} OFFSET {offset}""",
+                params)
+            experiments = [r["experiment"] for r in rows(
+                con, "SELECT DISTINCT experiment FROM runs ORDER BY 1")]
+            self._add_headlines(con, page)
+        finally:
+            con.close()
+        return {"rows": page, "total": int(total), "offset": offset, "limit": limit,
+                "experiments": experiments}
+
+    def _add_headlines(self, con: duckdb.DuckDBPyConnection, page: list[dict[str, Any]]) -> None:
+        """Headline metric with its interval, and the live trial count, for each run shown."""
+        ids = [r["run_id"] for r in page]
+        acc: dict[str, dict[str, Any]] = {}
+        if "queries" in self.tables() and (src := self._run_parts("queries", ids)):
+            for r in rows(con, f"""SELECT run_id, sum(CASE WHEN passed THEN 1 ELSE 0 END) AS k,
+                                   count(passed) AS n FROM {src} GROUP BY run_id"""):
+                acc[r["run_id"]] = interval(r["k"], r["n"])
+        trials: dict[str, dict[str, Any]] = {}
+        if "trials" in self.tables() and (src := self._run_parts("trials", ids)):
+            for r in rows(con, f"""SELECT run_id, count(*) AS trials,
+                        count(*) FILTER (WHERE outcome IN ('error', 'timeout')) AS errors,
+                        max(ts) AS last FROM {src} GROUP BY run_id"""):
+                trials[r["run_id"]] = r
+        for r in page:
+            summary = _loads(r.pop("summary_json"))
+            t = trials.get(r["run_id"], {})
+            r["trials"] = t.get("trials", 0)
+            r["errors"] = t.get("errors", 0)
+            r["last_trial"] = t.get("last")
+            r["headline"] = _headline(r["experiment"], summary, acc.get(r["run_id"]))
+
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        if "runs" not in self.tables():
+            return None
+        con = self._runs_con()
+        try:
+            found = rows(con, "SELECT * FROM runs WHERE run_id = ?", [run_id])
+            if not found:
+                return None
+            r = found[0]
+            r["summary"] = _loads(r.pop("summary_json"))
+            r.pop("config_yaml", None)
+            r["tables"] = [t for t in ("trials", "queries", "candidates", "executions", "grades",
+                                       "comparisons") if t in self.tables()
+                           and self._run_parts(t, [run_id])]
+            return r
+        finally:
+            con.close()
+
+    def latest_run(self) -> str | None:
+        if "runs" not in self.tables():
+            return None
+        con = self._runs_con()
+        try:
+            got = rows(con, "SELECT run_id FROM runs ORDER BY ts DESC, run_id DESC LIMIT 1")
+            return got[0]["run_id"] if got else None
+        finally:
+            con.close()
+
+    def workspaces(self) -> dict[str, Path]:
+        """Every workspace (iteration folder) a run recorded, by run id."""
+        out: dict[str, Path] = {}
+        if "runs" not in self.tables():
+            return out
+        con = self._runs_con()
+        try:
+            for r in rows(con, "SELECT run_id, summary_json, output_dir FROM runs"):
+                rid, summary, output_dir = r["run_id"], r["summary_json"], r["output_dir"]
+                ws = _loads(summary).get("workspace")
+                if ws:
+                    out[rid] = Path(ws)
+                elif output_dir and (Path(output_dir) / "workspace").is_dir():
+                    its = sorted((Path(output_dir) / "workspace").glob("iteration-*"))
+                    if its:
+                        out[rid] = its[-1]
+        finally:
+            con.close()
+        return out
+
+    # -- one run's tables ---------------------------------------------------------------
+
+    def table_rows(self, table: str, run_id: str, *, order: str = "ts", since: str | None = None,
+                   columns: str = "*", limit: int = 100_000) -> list[dict[str, Any]]:
+        """Rows of `table` for one run, newer than `since` (an ISO timestamp cursor)."""
+        src = self._run_parts(table, [run_id]) if table in self.tables() else None
+        if src is None:
+            return []
+        where, params = "run_id = ?", [run_id]
+        if since:
+            where += " AND ts >= CAST(? AS TIMESTAMPTZ)"
+            params.append(since)
+        con = self._con()
+        try:
+            return rows(con, f"SELECT {columns} FROM {src} WHERE {where} ORDER BY {order} "
+                             f"LIMIT {int(limit)}", params)
+        finally:
+            con.close()
+
+    def runs_sql(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """SQL over ``runs`` (latest row per run) and ``run_rows`` only: no other table opened."""
+        con = self._runs_con()
+        try:
+            return rows(con, sql, params)
+        finally:
+            con.close()
+
+    def sql(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        con = self._con()
+        try:
+            return rows(con, sql, params)
+        finally:
+            con.close()
+
+
+class _Borrowed:
+    """A kept connection lent out: `close()` leaves it open for the next question."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._con = con
+
+    def sql(self, *a: Any, **k: Any) -> Any:
+        return self._con.sql(*a, **k)
+
+    def close(self) -> None:
+        return None
+
+
+def _loads(text: str | None) -> dict[str, Any]:
+    try:
+        v = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return v if isinstance(v, dict) else {}
+
+
+def _headline(experiment: str, summary: dict[str, Any], acc: dict[str, Any] | None) -> dict[str, Any]:
+    """The one figure a run is known by, with its interval when there is one."""
+    if acc and acc["n"]:
+        return {"label": "accuracy", **acc}
+    delta = (summary.get("delta") or {}).get("pass_rate") if isinstance(summary.get("delta"), dict) else None
+    if delta:
+        return {"label": "Δ pass rate", "value": delta.get("delta"), "low": delta.get("low"),
+                "high": delta.get("high"), "p_value": delta.get("p_value")}
+    if summary.get("best_test"):
+        return {"label": "test (original → best)",
+                "text": f"{summary.get('original_test')} → {summary.get('best_test')}"}
+    if summary.get("accuracy") is not None:
+        return {"label": "accuracy", "value": summary.get("accuracy")}
+    return {}

@@ -1,0 +1,210 @@
+/* Functional pages: outputs (one eval at a time, files inline, grades, feedback, previous
+ * iteration, ←/→), benchmark, comparison. */
+"use strict";
+(function () {
+  const { h } = SE;
+
+  /* markdown as text blocks: headings, lists, code fences, paragraphs; never HTML */
+  function markdown(text) {
+    const out = h("div", { class: "md", dir: "auto" });
+    let code = null;
+    let para = [];
+    const flush = () => { if (para.length) { out.append(h("p", {}, para.join(" "))); para = []; } };
+    for (const line of text.split("\n")) {
+      if (line.startsWith("```")) {
+        if (code === null) { flush(); code = []; } else { out.append(h("pre", { class: "code" }, code.join("\n"))); code = null; }
+        continue;
+      }
+      if (code !== null) { code.push(line); continue; }
+      const m = /^(#{1,6})\s+(.*)$/.exec(line);
+      if (m) { flush(); out.append(h("h" + Math.min(6, m[1].length + 2), {}, m[2])); continue; }
+      const li = /^\s*([-*+]|\d+\.)\s+(.*)$/.exec(line);
+      if (li) { flush(); out.append(h("div", { class: "li" }, "• " + li[2])); continue; }
+      if (!line.trim()) { flush(); continue; }
+      para.push(line);
+    }
+    flush();
+    if (code !== null) out.append(h("pre", { class: "code" }, code.join("\n")));
+    return out;
+  }
+
+  function tableOf(rows, more) {
+    if (!rows.length) return h("p", { class: "muted" }, "(empty table)");
+    const t = SE.table(rows[0], "grid data");
+    for (const r of rows.slice(1)) t.tbody.append(h("tr", {}, r.map((c) => h("td", { dir: "auto" }, c))));
+    return h("div", { class: "scroll" }, t, more ? h("p", { class: "muted" }, "(first rows only)") : "");
+  }
+
+  function download(f) {
+    const href = f.url || f.data_uri;
+    return href ? h("a", { href, download: f.name.split("/").pop() }, "download") : h("span", { class: "muted" }, "(not embedded)");
+  }
+
+  SE.file = function (f) {
+    let view;
+    if (f.kind === "table") view = tableOf(f.rows, f.more_rows);
+    else if (f.kind === "sheets") view = h("div", {}, f.sheets.map((s) => h("div", {}, h("div", { class: "muted" }, "sheet: ", s.name), tableOf(s.rows, false))));
+    else if (f.kind === "markdown") view = markdown(f.text);
+    else if (f.kind === "image") view = (f.data_uri || f.url) ? h("img", { src: f.data_uri || f.url, alt: f.name, class: "output" }) : h("p", { class: "muted" }, "(image too large to embed)");
+    else if (f.kind === "pdf") view = f.preview_uri ? h("img", { src: f.preview_uri, alt: "first page of " + f.name, class: "output" }) : h("p", { class: "muted" }, f.note || "PDF");
+    else if (f.kind === "binary") view = h("p", { class: "muted" }, f.note || `binary file, ${f.size} bytes`);
+    else view = h("pre", { class: f.kind === "error" ? "error" : "text", dir: "auto" }, f.text || "");
+    return h("div", { class: "file" }, h("div", { class: "fname" }, h("span", { dir: "auto" }, f.name), " ",
+      h("span", { class: "muted" }, `${f.size} bytes`, f.encoding && f.encoding !== "utf-8" ? ` · ${f.encoding}` : "", f.truncated ? " · truncated" : ""), " ", download(f)), view);
+  };
+
+  function grades(g) {
+    if (!g) return h("p", { class: "muted" }, "no grading.json");
+    const s = g.summary || {};
+    const exps = g.expectations || [];
+    return h("details", {}, h("summary", {}, `grades: ${s.passed ?? "?"} passed, ${s.failed ?? "?"} failed of ${s.total ?? "?"}`,
+      s.judge_errors ? h("span", { class: "errors" }, ` · ${s.judge_errors} judge errors (not counted as failures)`) : ""),
+      h("ul", { class: "grades" }, exps.map((e) => h("li", { class: e.passed === true ? "ok" : e.passed === false ? "bad" : "errors" },
+        e.passed === true ? "✓ " : e.passed === false ? "✗ " : "⚠ ", h("span", { dir: "auto" }, e.text),
+        e.agreement !== undefined ? h("span", { class: "muted" }, ` (judges agree ${SE.pct(e.agreement)} of ${e.samples})`) : "",
+        h("div", { class: "evidence", dir: "auto" }, e.evidence || "")))));
+  }
+
+  function feedbackBox(run, r) {
+    const status = h("span", { class: "muted" });
+    const box = h("textarea", { rows: 3, "aria-label": "feedback for " + r.review_id, placeholder: SE.static ? "feedback is given in `skilleval view`" : "feedback (saved as you type)" });
+    box.value = r.feedback || "";
+    box.setAttribute("data-review", r.review_id);
+    if (SE.static) { box.readOnly = true; return h("div", { class: "feedback" }, box); }
+    let timer = null;
+    const save = async () => {
+      timer = null;
+      try {
+        await SE.post("/api/feedback", { run: run.run_id, review_id: r.review_id, feedback: box.value });
+        r.feedback = box.value;
+        status.textContent = "saved";
+      } catch (e) { status.textContent = "not saved: " + e.message; status.className = "errors"; }
+    };
+    box.addEventListener("input", () => { status.textContent = "saving…"; if (timer) clearTimeout(timer); timer = setTimeout(save, 300); });
+    box.addEventListener("blur", () => { if (timer) { clearTimeout(timer); save(); } });
+    return h("div", { class: "feedback" }, box, status);
+  }
+
+  function runBlock(run, r, first) {
+    const t = r.timing || {};
+    return h("details", { class: "run", open: first }, h("summary", {}, SE.badge(r.config), ` run ${r.run_number}`,
+      h("span", { class: "muted" }, ` · ${SE.num(t.total_duration_seconds)} s · ${t.total_tokens ?? "?"} tokens · ${r.review_id}`)),
+      h("div", { class: "files" }, r.files.length ? r.files.map(SE.file) : h("p", { class: "muted" }, "no output files")),
+      grades(r.grading), feedbackBox(run, r),
+      r.previous ? h("details", { class: "previous" }, h("summary", {}, "previous iteration: output and feedback"),
+        r.previous.feedback ? h("blockquote", { dir: "auto" }, r.previous.feedback) : h("p", { class: "muted" }, "no feedback given"),
+        r.previous.files.map(SE.file)) : "");
+  }
+
+  function executions(list) {
+    const t = SE.table(["eval", "arm", "run", "status", "skill loaded", "s", "tokens"], "grid small");
+    SE.keyed(t.tbody, list, (e) => e.key, (e) => h("tr", {}, h("td", { dir: "auto" }, e.eval_name), h("td", {}, e.arm), h("td", {}, String(e.repeat + 1)),
+      h("td", {}, SE.badge(e.status), e.error ? h("span", { class: "errors" }, " " + e.error) : ""), h("td", {}, e.skill_fired ? "yes" : "no"),
+      h("td", { class: "num" }, SE.num(e.duration_s)), h("td", { class: "num" }, String(e.total_tokens ?? ""))));
+    return t;
+  }
+
+  SE.pages.outputs = async function (body, run, index) {
+    const id = encodeURIComponent(run.run_id);
+    const d = await SE.api(`/api/run/${id}/functional`);
+    if (!d.evals.length) {
+      const box = h("div");
+      body.append(h("p", { class: "muted" }, "the workspace is written when the run ends; executions so far:"), box);
+      let n = -1;
+      const paint = async () => {
+        const x = await SE.api(`/api/run/${id}/functional`);
+        if (x.evals.length) { SE.route(); return; }
+        if (x.executions.length !== n) { n = x.executions.length; SE.clear(box).append(executions(x.executions)); }
+      };
+      await paint();
+      SE.poll(paint, 1500);
+      return;
+    }
+    const i = Math.max(0, Math.min(d.evals.length - 1, Number(index || 0)));
+    const ev = d.evals[i];
+    const go = (k) => { location.hash = `#/run/${id}/outputs/${k}`; };
+    const prev = h("button", { type: "button", "aria-label": "previous eval" }, "← prev");
+    const next = h("button", { type: "button", "aria-label": "next eval" }, "next →");
+    prev.disabled = i === 0; next.disabled = i === d.evals.length - 1;
+    prev.addEventListener("click", () => go(i - 1));
+    next.addEventListener("click", () => go(i + 1));
+    const onKey = (e) => {
+      if (/^(TEXTAREA|INPUT|SELECT)$/.test(document.activeElement && document.activeElement.tagName)) return;
+      if (e.key === "ArrowLeft" && i > 0) go(i - 1);
+      if (e.key === "ArrowRight" && i < d.evals.length - 1) go(i + 1);
+    };
+    document.addEventListener("keydown", onKey);
+    const old = SE.cleanup;
+    SE.cleanup = () => { document.removeEventListener("keydown", onKey); if (old) old(); };
+    const configs = [...new Set(ev.runs.map((r) => r.config))];
+    body.append(h("div", { class: "evalnav" }, prev, h("span", { class: "counter" }, `eval ${i + 1} of ${d.evals.length}`), next,
+      h("span", { class: "muted" }, ` · ${d.iteration}${d.previous_iteration ? " (previous: " + d.previous_iteration + ")" : ""} · feedback: ${d.feedback_status || "none yet"}`)),
+      h("h2", { dir: "auto", class: "evalname" }, ev.name), h("h3", {}, "Prompt"), h("pre", { class: "prompt", dir: "auto" }, ev.prompt),
+      h("div", { class: "arms" }, configs.map((c) => h("div", { class: "arm" }, h("h3", {}, c),
+        ev.runs.filter((r) => r.config === c).map((r, k) => runBlock(run, r, k === 0))))));
+    if (!SE.static) {
+      const submit = h("button", { type: "button" }, "Submit all reviews (status: complete)");
+      const st = h("span", { class: "muted" });
+      submit.addEventListener("click", async () => {
+        try { await SE.post("/api/feedback/submit", { run: run.run_id }); st.textContent = " submitted"; } catch (e) { st.textContent = " " + e.message; }
+      });
+      body.append(h("p", {}, submit, st));
+    }
+  };
+
+  SE.pages.benchmark = async function (body, run) {
+    const d = await SE.api(`/api/run/${encodeURIComponent(run.run_id)}/functional`);
+    const b = d.benchmark;
+    if (!b) { body.append(h("p", { class: "muted" }, "no benchmark.json yet (written when the run ends)"), executions(d.executions)); return; }
+    const ds = b.delta_stats || {};
+    const arms = Object.keys(b.run_summary || {}).filter((k) => k !== "delta");
+    const ms = (s, d2) => (s ? `${SE.num(s.mean, d2)} ± ${SE.num(s.stddev, d2)}` : "n/a");
+    const t = SE.table(["metric", ...arms.map((a) => a + (a === ds.primary ? " (primary)" : a === ds.baseline ? " (baseline)" : "")), `Δ ${ds.primary || ""} − ${ds.baseline || ""} [${Math.round(100 * (ds.confidence || 0.95))}% CI]`, "p"], "grid");
+    for (const [m, label, dig] of [["pass_rate", "pass rate", 2], ["time_seconds", "time (s)", 1], ["tokens", "tokens", 0]]) {
+      const x = ds[m] || {};
+      t.tbody.append(h("tr", {}, h("th", {}, label), arms.map((a) => h("td", { class: "num" }, ms(b.run_summary[a][m], dig))),
+        h("td", { class: "num" }, x.delta === null || x.delta === undefined ? "n/a" : `${x.delta >= 0 ? "+" : ""}${SE.num(x.delta, dig)} [${SE.num(x.low, dig)}, ${SE.num(x.high, dig)}]`),
+        h("td", { class: "num" }, SE.pval(x.p_value))));
+    }
+    const perExp = new Map();
+    for (const r of b.runs || []) for (const e of r.expectations || []) {
+      const k = `${r.eval_name || r.eval_id}\u0000${e.text}`;
+      if (!perExp.has(k)) perExp.set(k, {});
+      const c = (perExp.get(k)[r.configuration] ||= { p: 0, n: 0, err: 0 });
+      if (e.passed === true) { c.p++; c.n++; } else if (e.passed === false) c.n++; else c.err++;
+    }
+    const pe = SE.table(["eval", "expectation", ...arms], "grid small");
+    for (const [k, v] of perExp) {
+      const [ev, text] = k.split("\u0000");
+      pe.tbody.append(h("tr", {}, h("td", { dir: "auto" }, ev), h("td", { dir: "auto" }, text), arms.map((a) => {
+        const c = v[a];
+        return h("td", { class: "num " + (c && c.n && c.p === c.n ? "ok" : c && c.p === 0 ? "bad" : "") }, c ? `${c.p}/${c.n}` + (c.err ? ` (+${c.err} err)` : "") : "—");
+      })));
+    }
+    const box = h("div", { class: "chart" }), canvas = h("canvas");
+    box.append(canvas);
+    const evals = (b.per_eval || []).map((e) => e.eval_name);
+    body.append(h("p", { class: "muted" }, ds.method || ""), t, h("h2", {}, "Pass rate per eval (mean of runs)"), box,
+      h("h2", {}, "Per expectation, passes per arm"), pe,
+      h("h2", {}, "Notes (flaky, non-discriminating, analyzer)"), h("ul", {}, (b.notes || []).map((n) => h("li", { dir: "auto" }, n))));
+    const chart = SE.chart(canvas, { type: "bar", data: { labels: evals, datasets: arms.map((a, k) => ({ label: a, data: (b.per_eval || []).map((e) => (e[a] ? e[a].pass_rate.mean : null)),
+      backgroundColor: k === 0 ? "rgba(40,110,200,0.6)" : "rgba(200,90,40,0.6)" })) }, options: { scales: { y: { min: 0, max: 1 } } } });
+    SE.cleanup = () => chart.destroy();
+  };
+
+  SE.pages.comparison = async function (body, run) {
+    const d = await SE.api(`/api/run/${encodeURIComponent(run.run_id)}/comparison`);
+    const t = SE.table(["eval", "run", "order 1 winner", "order 2 winner", "verdict", "scores (primary / baseline)", "why"], "grid");
+    for (const c of d.comparisons) {
+      const verdict = c.status !== "ok" && c.status ? c.status : !c.winner_arm || c.winner_arm === "TIE" || c.winner_arm === "tie" ? "tie" : c.winner_arm;
+      t.tbody.append(h("tr", {}, h("td", { dir: "auto" }, c.eval_name), h("td", {}, String((c.repeat ?? 0) + 1)),
+        h("td", {}, c.order1_winner_arm || "tie"), h("td", {}, c.order2_winner_arm || "tie"),
+        h("td", {}, SE.badge(verdict), c.consistent === false ? h("span", { class: "muted" }, " (orders disagree)") : ""),
+        h("td", { class: "num" }, `${SE.num(c.score_primary)} / ${SE.num(c.score_baseline)}`),
+        h("td", { dir: "auto" }, h("details", {}, h("summary", {}, "reasoning and analysis"),
+          h("pre", { class: "text" }, JSON.stringify(c.comparison, null, 2)), c.analysis ? h("pre", { class: "text" }, JSON.stringify(c.analysis, null, 2)) : ""),
+          c.error ? h("span", { class: "errors" }, c.error) : "")));
+    }
+    body.append(d.comparisons.length ? t : h("p", { class: "muted" }, "no comparisons in this run"));
+  };
+})();

@@ -1,0 +1,130 @@
+"""Issue 11, the terminal: progress under a pseudo-terminal and in a pipe, Ctrl-C, typos,
+--version, `sql` when piped. Real subprocesses throughout."""
+from __future__ import annotations
+
+import os
+import re
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+# slow enough that the run takes a few seconds on the stub: 20 queries x 2 runs at 150 ms
+SLOW = ["+experiment=trigger_eval", "backend.latency_ms=150", "trigger.concurrency=2", "trigger.runs=2"]
+
+
+def _env(cli) -> dict[str, str]:  # noqa: ANN001
+    env = dict(cli.env)
+    env.pop("NO_COLOR", None)
+    env.update(TERM="xterm-256color", COLUMNS="120")
+    return env
+
+
+OPT = ["+experiment=trigger_opt", "backend.latency_ms=100", "optimize.max_iterations=1"]
+
+
+@pytest.mark.parametrize("args", [SLOW, OPT], ids=["trigger_eval", "trigger_opt"])
+def test_progress_bar_under_a_pseudo_terminal(skilleval_cli, args) -> None:  # noqa: ANN001
+    """stdout and stderr are a real pty: rich draws its bar (the runner finds the open
+    display even though it was built before it)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", *args], cwd=skilleval_cli.cwd,
+                            env=_env(skilleval_cli), stdin=subprocess.DEVNULL, stdout=slave,
+                            stderr=slave, close_fds=True)
+    os.close(slave)
+    chunks = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 1.0)
+        if ready:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif proc.poll() is not None:
+            break
+    os.close(master)
+    assert proc.wait(timeout=30) == 0
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
+    # the progress row: M of N queries, then the elapsed-time column (tables have neither)
+    assert re.search(r"\b\d+/\d+ +\d:\d\d:\d\d", text), text[-2000:]
+
+
+def test_plain_progress_lines_when_not_a_terminal(skilleval_cli) -> None:  # noqa: ANN001
+    r = skilleval_cli.run(*SLOW, "progress_every=0.3", check=0)
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("progress: trigger_eval:")]
+    assert len(lines) >= 2, r.stderr
+    assert "/20" in lines[-1] and "━" not in r.stderr
+
+
+def test_ctrl_c_stops_with_one_line_and_marks_the_run(skilleval_cli) -> None:  # noqa: ANN001
+    proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", *SLOW, "progress_every=0.2"],
+                            cwd=skilleval_cli.cwd, env=skilleval_cli.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    seen = []
+    while True:  # wait until trials are running
+        line = proc.stderr.readline()
+        assert line, "".join(seen)
+        seen.append(line)
+        if line.startswith("progress:"):
+            break
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    err = "".join(seen) + err
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert sum("interrupted" in ln for ln in err.splitlines()) == 1
+    status = skilleval_cli.run("sql", "select status from runs", "--format", "csv", check=0).stdout
+    assert status.split() == ["status", "interrupted"]
+    trials = skilleval_cli.run("sql", "select count(*) n from trials", "--format", "csv", check=0).stdout
+    assert int(trials.split()[1]) > 0  # finished trials were kept
+
+
+def test_mistyped_key_gets_did_you_mean(skilleval_cli) -> None:  # noqa: ANN001
+    r = skilleval_cli.run("+experiment=trigger_eval", "trigger.run=3", check=2)
+    assert "did you mean trigger.runs?" in r.stderr and "+trigger.run" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    # the "+key" route Hydra used to suggest is refused too, instead of silently ignored;
+    # plugin parameters, reporters' fields and top-level keys are checked the same way
+    from skilleval.errors import UserError
+    from skilleval.strict import check_overrides
+
+    for arg, hint in [("+trigger.run=3", "trigger.runs"), ("gate.min_recal=0.5", "gate.min_recall"),
+                      ("backend.latncy_ms=5", "backend.latency_ms"), ("skil=x", "skill"),
+                      ("reporter.junit.filenme=x", "reporter.junit.filename")]:
+        with pytest.raises(UserError, match=f"did you mean {hint}\\?"):
+            check_overrides(["+experiment=trigger_eval", arg])
+    check_overrides(["+experiment=trigger_eval", "trigger.runs=3", "gate.on=lower", "seed=1",
+                     "backend=stub", "backend.latency_ms=5", "hydra.run.dir=x", "-m"])
+
+
+def test_version_lists_plugins(skilleval_cli) -> None:  # noqa: ANN001
+    from importlib import metadata
+
+    r = skilleval_cli.run("--version", check=0)
+    first = r.stdout.splitlines()[0]
+    assert first == f"skilleval {metadata.version('skilleval')}"
+    assert "reporter=junit" in r.stdout and "backend=stub" in r.stdout
+
+
+def test_sql_is_readable_when_piped(skilleval_cli) -> None:  # noqa: ANN001
+    skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=1", check=0)
+    r = skilleval_cli.run("sql", "select query, description, skill, verdict from queries",
+                          env={"COLUMNS": "60"}, check=0)
+    assert "…" not in r.stdout
+    assert "Helps with project documentation tasks." in r.stdout
+
+
+def test_default_example_says_it_is_weak_on_purpose(skilleval_cli) -> None:  # noqa: ANN001
+    r = skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=1", check=0)
+    assert "weak on purpose" in r.stdout + r.stderr and "trigger_opt" in r.stdout + r.stderr
+    assert Path(skilleval_cli.results()[-1]).is_file()

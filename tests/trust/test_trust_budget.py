@@ -1,0 +1,111 @@
+"""Issue 8 item 11: budgets work on every experiment without `+`, a stop is never silent and
+exits 4, and calls in flight are booked against the cap so spending never passes it."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from skilleval.sim.process import SimProcess
+from skilleval.store.catalog import Store
+from trust_helpers import EXAMPLES
+
+EXPERIMENTS = ["trigger_eval", "trigger_opt", "functional_eval", "compare"]
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_budget_keys_need_no_plus_on_any_experiment(skilleval_cli, experiment: str) -> None:  # noqa: ANN001
+    r = skilleval_cli.run(f"+experiment={experiment}", "budget.max_calls=7", "budget.max_usd=0.5",
+                          "--cfg", "job", check=0)
+    assert "max_calls: 7" in r.stdout and "max_usd: 0.5" in r.stdout
+
+
+def _status(cli) -> list[dict]:  # noqa: ANN001
+    return Store(cli.store).query("select status, summary_json from runs order by ts").to_pylist()
+
+
+def test_trigger_eval_budget_stop_exits_4_and_says_so(skilleval_cli) -> None:  # noqa: ANN001
+    r = skilleval_cli.run("+experiment=trigger_eval", "progress=false", "budget.max_calls=5",
+                          "trigger.policy=fixed")
+    assert r.returncode == 4, r.stderr
+    assert "budget stop: budget.max_calls=5" in r.stderr and "Traceback" not in r.stderr
+    [path] = skilleval_cli.results()
+    res = json.loads(path.read_text())
+    assert res["partial"] is True and res["budget_stop"].startswith("budget.max_calls=5")
+    assert res["calls"]["made"] == 5
+    assert _status(skilleval_cli)[-1]["status"] == "budget_stopped"
+
+
+def test_functional_eval_budget_stop_is_not_silent(skilleval_cli) -> None:  # noqa: ANN001
+    r = skilleval_cli.run("+experiment=functional_eval", "progress=false", "budget.max_calls=1")
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "budget stop: budget.max_calls=1" in r.stderr and "Traceback" not in r.stderr
+    assert _status(skilleval_cli)[-1]["status"] == "budget_stopped"
+
+
+def test_spending_never_passes_max_usd_with_calls_in_flight(skilleval_cli, sim: SimProcess) -> None:  # noqa: ANN001
+    """Eight calls in flight against serve-sim (priced like Haiku 4.5): the old check let all
+    of them start once the money spent was still under the cap."""
+    sim.configure(latency_ms=50.0)
+    cap = 0.01
+    r = skilleval_cli.run("+experiment=trigger_eval", "progress=false", "backend=anthropic_api",
+                          f"backend.base_url={sim.url}", "backend.model=sim-1", "trigger.self_check=false",
+                          "trigger.policy=fixed", "trigger.concurrency=8", f"budget.max_usd={cap}",
+                          f"skill={EXAMPLES / 'csv-tidy'}", env={"ANTHROPIC_API_KEY": "sk-ant-test"})
+    assert r.returncode == 4, r.stderr
+    assert "budget stop: budget.max_usd=0.01" in r.stderr
+    [row] = Store(skilleval_cli.store).query("select sum(cost_usd) usd, count(*) n from trials").to_pylist()
+    costs = [x["cost_usd"] for x in Store(skilleval_cli.store).query(
+        "select cost_usd, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens from trials order by ts").to_pylist()]
+    print(costs)
+    assert 0 < row["usd"] <= cap, row
+    assert row["n"] >= 2
+    summary = json.loads(_status(skilleval_cli)[-1]["summary_json"])
+    assert summary["budget_stop"].startswith("budget.max_usd")
+
+
+def test_calls_in_flight_are_booked_against_max_usd() -> None:
+    """The mechanism on its own: 8 concurrent callers, each call costs $0.001, cap $0.0045.
+    The old check (money spent so far < cap) let every caller start."""
+    import asyncio
+
+    from skilleval.budget import Budget
+    from skilleval.errors import BudgetExhausted
+
+    budget = Budget(max_usd=0.0045)
+
+    async def caller() -> None:
+        while True:
+            try:
+                await budget.areserve()
+            except BudgetExhausted:
+                return
+            await asyncio.sleep(0.01)
+            budget.charge_usd(0.001)
+
+    async def main() -> None:
+        await asyncio.gather(*(caller() for _ in range(8)))
+
+    asyncio.run(main())
+    assert budget.usd <= 0.0045 and budget.calls >= 2
+    assert budget.stopped and budget.in_flight == 0
+
+
+def test_a_free_error_does_not_make_the_next_calls_look_free() -> None:
+    from skilleval.budget import HEADROOM, Budget
+    from skilleval.errors import BudgetExhausted
+
+    budget = Budget(max_usd=0.01)
+    budget.reserve()
+    budget.charge_usd(0.0, priced=False)  # the first call failed before an answer
+    assert budget.per_call_usd is None  # still unknown, so the next call runs alone
+    budget.reserve()
+    budget.charge_usd(0.002)
+    assert budget.per_call_usd == 0.002
+    booked = 0
+    with pytest.raises(BudgetExhausted):
+        while True:
+            budget.reserve()
+            booked += 1
+    assert budget.usd + booked * HEADROOM * 0.002 <= 0.01
+    assert budget.stopped

@@ -1,0 +1,121 @@
+"""`skilleval report`: one self-contained HTML file, opened offline in a real chromium."""
+from __future__ import annotations
+
+import html as htmllib
+import json
+import re
+
+import pytest
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def _report(viewer_env, tmp_path, which: str, name: str):
+    out = tmp_path / name
+    proc = viewer_env.cli.run("report", which, "-o", str(out), check=0)
+    assert out.is_file(), proc.stderr
+    return out
+
+
+def _open_offline(page, path) -> None:
+    """Open the file with every non-file request recorded and aborted."""
+    blocked: list[str] = []
+
+    def route(r):  # noqa: ANN001
+        if r.request.url.startswith("file://"):
+            return r.continue_()
+        blocked.append(r.request.url)
+        return r.abort()
+    page.page.route("**/*", route)
+    page.page.goto(path.as_uri())
+    page.page.locator("main h1").first.wait_for(timeout=10_000)
+    page.page.wait_for_timeout(300)
+    page.blocked = blocked
+
+
+def test_report_latest_after_trigger_eval_shows_every_query_and_rate(skilleval_cli, page, tmp_path) -> None:
+    """The acceptance line: `skilleval +experiment=trigger_eval` then `skilleval report latest -o r.html`."""
+    skilleval_cli.run("+experiment=trigger_eval", check=0)
+    out = tmp_path / "r.html"
+    skilleval_cli.run("report", "latest", "-o", str(out), check=0)
+    _open_offline(page, out)
+    pg = page.page
+    pg.locator("main").get_by_text("Per query").wait_for(timeout=10_000)
+    text = pg.inner_text("main")
+    rows = json.loads(skilleval_cli.run("sql", "select query, triggers, valid_runs, trigger_rate from queries",
+                                        "--format", "json", check=0).stdout)
+    assert len(rows) == 20
+    table = [[c.strip() for c in tr.locator(":scope > td").all_inner_texts()]
+             for tr in pg.locator("table.queries tbody tr").all()]
+    assert len(table) == 20
+    for r in rows:
+        line = next((t for t in table if " ".join(t[0].split()) == " ".join(r["query"].split())), None)
+        assert line is not None, (r["query"], table[:2])
+        assert line[2] == f"{r['triggers']} / {r['valid_runs']}"
+        assert line[3].startswith(f"{round(100 * r['trigger_rate'])}% [")
+    assert page.blocked == [] and page.errors == []
+
+
+def test_report_is_self_contained_and_hostile_data_runs_nothing(viewer_env, page, tmp_path) -> None:
+    out = _report(viewer_env, tmp_path, viewer_env.runs["trigger_eval"], "h.html")
+    html = out.read_text(encoding="utf-8")
+    csp = htmllib.unescape(re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)"', html).group(1))
+    assert csp.startswith("default-src 'none'; script-src 'sha256-") and "unsafe" not in csp
+    assert "connect-src" not in html.split("</head>")[0]  # nothing may be fetched
+    assert "<script src=" not in html and "<link rel=\"stylesheet\"" not in html
+    assert "</script><script>window.__pwned" not in html  # data cannot close the data block
+    _open_offline(page, out)
+    pg = page.page
+    pg.locator("main").get_by_text("Per query").wait_for(timeout=10_000)
+    text = pg.inner_text("main")
+    rows = json.loads(viewer_env.cli.run("sql", f"select query, triggers, valid_runs from queries where run_id = "
+                                         f"'{viewer_env.runs['trigger_eval']}'", "--format", "json", check=0).stdout)
+    assert len(rows) == 6
+    for r in rows:
+        assert r["query"].split(" HOSTILE")[0][:20] in text
+        assert f"{r['triggers']} / {r['valid_runs']}" in text
+    assert pg.evaluate("window.__pwned") is None
+    assert page.blocked == [] and all(u.startswith(("file:", "data:")) for u in page.requests)
+    assert page.errors == []
+
+
+def test_report_of_functional_run_has_tables_and_no_network(viewer_env, page, tmp_path) -> None:
+    out = _report(viewer_env, tmp_path, viewer_env.runs["functional_eval"], "f.html")
+    _open_offline(page, out)
+    pg = page.page
+    pg.locator("main").get_by_text("Prompt").first.wait_for(timeout=10_000)
+    assert pg.locator("table.data td", has_text="@example.com").count() > 0  # csv-tidy output as a table
+    assert "HOSTILE-SCRIPT" in pg.inner_text("main")
+    assert pg.evaluate("window.__pwned") is None
+    pg.keyboard.press("ArrowRight")
+    pg.get_by_text("eval 2 of").wait_for(timeout=5000)
+    pg.goto(out.as_uri() + f"#/run/{viewer_env.runs['functional_eval']}/benchmark")
+    pg.locator("main").get_by_text("Per expectation").wait_for(timeout=10_000)
+    assert page.blocked == [] and page.errors == []
+
+
+def test_report_of_optimisation_and_sweep(viewer_env, page, tmp_path) -> None:
+    out = _report(viewer_env, tmp_path, viewer_env.runs["trigger_opt"], "o.html")
+    _open_offline(page, out)
+    page.page.locator("main").get_by_text("Candidates").wait_for(timeout=10_000)
+    assert page.page.locator("canvas").count() >= 1
+    assert "accepted" in page.page.inner_text("main") or "rejected" in page.page.inner_text("main")
+    sweep = json.loads(viewer_env.cli.run("sql", "select sweep_id from runs group by 1 having count(*) > 1",
+                                          "--format", "json", check=0).stdout)[0]["sweep_id"]
+    out2 = _report(viewer_env, tmp_path, sweep, "s.html")
+    page.page.goto(out2.as_uri())
+    page.page.locator("main").get_by_text("Sweep").first.wait_for(timeout=10_000)
+    assert "trigger.threshold" in page.page.inner_text("main")
+    assert page.blocked == [] and page.errors == []
+
+
+def test_report_bad_input_exits_2_with_one_line(viewer_env, tmp_path) -> None:
+    proc = viewer_env.cli.run("report", "no-such-run", "-o", str(tmp_path / "x.html"), check=2)
+    assert proc.stderr.strip().count("\n") == 0 and "no-such-run" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    proc = viewer_env.cli.run("report", "latest", check=2)
+    assert "-o" in proc.stderr and "Traceback" not in proc.stderr
+    proc = viewer_env.cli.run("view", "--port", "99999", check=2)
+    assert proc.stderr.strip().count("\n") == 0
+    proc = viewer_env.cli.run("view", "--store", str(tmp_path / "missing"), check=2)
+    assert "missing" in proc.stderr and proc.stderr.strip().count("\n") == 0
