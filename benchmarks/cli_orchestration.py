@@ -1,25 +1,34 @@
-"""Benchmark: N trigger trials through the real `claude` CLI against serve-sim at a fixed latency.
+"""Benchmark: trigger trials through the real `claude` CLI against serve-sim, at default settings.
 
-    python benchmarks/cli_orchestration.py [--trials 32] [--latency-ms 200] [--concurrency 4 16]
+    python benchmarks/cli_orchestration.py [--trials 60] [--probe 6] [--compare 8]
 
-Prints, per concurrency: wall time, time per trial, and the share of each trial's time spent
-before its first API request (process start-up, measured as first-request arrival at the
-simulator minus process spawn). Then input tokens per trial for `claude_cli` against
-`anthropic_api` on the same listing: the cost case for choosing the API backend.
+The CLI is CPU-bound (a trial costs about 0.45 s of CPU), so the floor for N trials on C
+usable CPUs is N x (CPU seconds per trial) / C. This script measures, in one run:
+
+1. CPU seconds per trial, from a serial pass of ``--probe`` trials (the children's rusage);
+2. the wall time of ``--trials`` trials at the default settings (trigger.concurrency's
+   default of 8 trials in flight, the backend's default process cap), and prints
+   wall / floor (target <= 1.05);
+3. API requests per trial, counted by serve-sim (target exactly 1.00: the CLI stops at
+   the decision);
+4. with ``--compare K``, the same at K CLI processes at once (the old default was 8).
+
+Other work on the machine inflates the wall time and so the ratio; the CPU figure is taken
+in the same run, so the ratio stays comparable between runs on a quiet machine.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
+import resource
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from skilleval.backends.anthropic_api import AnthropicApiBackend, AnthropicApiParams  # noqa: E402
 from skilleval.backends.claude_cli import ClaudeCliBackend, ClaudeCliParams  # noqa: E402
+from skilleval.backends.cli_process import usable_cpus  # noqa: E402
 from skilleval.domain import ListedSkill, Trial, TrialResult  # noqa: E402
 from skilleval.sim.process import SimProcess, locate_claude_cli  # noqa: E402
 
@@ -29,6 +38,7 @@ LISTING = (ListedSkill("pdf-form-filler", "Fill in PDF forms (AcroForm fields) f
                        "for statistics about a CSV file."))
 QUERIES = ["fill in the PDF form tax.pdf", "summary statistics of sales.csv",
            "what is the capital of France?", "populate this pdf form"]
+TRIGGER_CONCURRENCY = 8  # conf/trigger/default.yaml
 
 
 def make_trials(n: int, tag: str) -> list[Trial]:
@@ -36,57 +46,66 @@ def make_trials(n: int, tag: str) -> list[Trial]:
             for i in range(n)]
 
 
-async def run(backend, trials: list[Trial], concurrency: int) -> tuple[float, list[TrialResult], list[float]]:
-    gate = asyncio.Semaphore(concurrency)
-    startup: list[float] = []
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+async def run(backend: ClaudeCliBackend, trials: list[Trial], in_flight: int) -> tuple[float, list[TrialResult]]:
+    gate = asyncio.Semaphore(in_flight)
 
     async def one(t: Trial) -> TrialResult:
         async with gate:
             return await backend.run_trial(t)
     start = time.perf_counter()
     results = list(await asyncio.gather(*(one(t) for t in trials)))
-    return time.perf_counter() - start, results, startup
+    return time.perf_counter() - start, results
+
+
+def requests(sim: SimProcess) -> int:
+    return int(sim.stats().get("POST /v1/messages", 0))
+
+
+def measure(sim: SimProcess, backend: ClaudeCliBackend, trials: list[Trial], in_flight: int
+            ) -> tuple[float, float, float, int]:
+    """(wall s, CPU s of the CLI processes, API requests per trial, errors)."""
+    before_req, before_cpu = requests(sim), children_cpu()
+    wall, results = asyncio.run(run(backend, trials, in_flight))
+    cpu = children_cpu() - before_cpu
+    per_trial = (requests(sim) - before_req) / len(trials)
+    return wall, cpu, per_trial, sum(not r.outcome.valid for r in results)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trials", type=int, default=32)
-    parser.add_argument("--latency-ms", type=float, default=200.0)
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[4, 16])
+    parser.add_argument("--trials", type=int, default=60)
+    parser.add_argument("--probe", type=int, default=6, help="serial trials that measure CPU per trial")
+    parser.add_argument("--compare", type=int, nargs="*", default=[],
+                        help="also run at these CLI process caps (e.g. 8, the old default)")
     args = parser.parse_args()
     claude, reason = locate_claude_cli()
     if claude is None:
-        print(f"skipped: {reason}")
-        return 0
-    with SimProcess(latency_ms=args.latency_ms) as sim:
-        cli = ClaudeCliBackend(ClaudeCliParams(executable=claude, model="sim-1", base_url=sim.url,
-                                               max_turns=1))
-        print(f"claude {cli.cli_version}, {args.trials} trials, API latency {args.latency_ms:g} ms")
-        print(f"{'conc':>5} {'wall s':>8} {'s/trial':>8} {'mean trial s':>13} {'start-up share':>15}")
-        for conc in args.concurrency:
-            wall, results, _ = asyncio.run(run(cli, make_trials(args.trials, f"c{conc}-"), conc))
-            per_trial = statistics.mean(r.latency_ms for r in results) / 1000
-            # Time in the API is ~latency per request; the rest of a trial is CLI start-up and
-            # teardown (the trial is killed as soon as it decides).
-            api_s = args.latency_ms / 1000
-            share = max(0.0, per_trial - api_s) / per_trial
-            errors = sum(not r.outcome.valid for r in results)
-            print(f"{conc:>5} {wall:>8.2f} {wall / args.trials:>8.3f} {per_trial:>13.3f} "
-                  f"{share:>14.0%}" + (f"  ({errors} errors)" if errors else ""))
-        api = AnthropicApiBackend(AnthropicApiParams(model="sim-1", base_url=sim.url))
-        sample = make_trials(8, "tok-")
-        _, cli_res, _ = asyncio.run(run(cli, sample, 8))
-
-        async def api_run() -> list[TrialResult]:
-            try:
-                return (await run(api, sample, 8))[1]
-            finally:
-                await api.aclose()
-        api_res = asyncio.run(api_run())
-        cli_tokens = statistics.mean(r.input_tokens for r in cli_res)
-        api_tokens = statistics.mean(r.input_tokens for r in api_res)
-        print(f"input tokens per trial: claude_cli {cli_tokens:,.0f}  anthropic_api {api_tokens:,.0f}"
-              f"  (x{cli_tokens / max(api_tokens, 1):.0f})")
+        print(f"cannot run: {reason}", file=sys.stderr)
+        return 3
+    cpus = usable_cpus()
+    with SimProcess() as sim:
+        default = ClaudeCliBackend(ClaudeCliParams(executable=claude, model="sim-1", base_url=sim.url))
+        print(f"claude {default.cli_version}, {cpus} usable CPUs, default CLI processes at once: "
+              f"{default.max_processes}, {args.trials} trials ({TRIGGER_CONCURRENCY} in flight)")
+        _, probe_cpu, _, _ = measure(sim, default, make_trials(args.probe, "probe-"), 1)
+        per_trial_cpu = probe_cpu / args.probe
+        floor = args.trials * per_trial_cpu / cpus
+        print(f"CPU per trial (serial probe of {args.probe}): {per_trial_cpu:.3f} s; "
+              f"floor for {args.trials} trials: {floor:.2f} s")
+        print(f"{'processes':>9} {'wall s':>8} {'wall/floor':>11} {'busy CPUs':>10} {'API calls/trial':>16}")
+        runs = [(default.max_processes, default)] + [
+            (k, ClaudeCliBackend(ClaudeCliParams(executable=claude, model="sim-1", base_url=sim.url,
+                                                 concurrency=k))) for k in args.compare]
+        for label, backend in runs:
+            wall, cpu, calls, errors = measure(sim, backend, make_trials(args.trials, f"p{label}-"),
+                                               TRIGGER_CONCURRENCY)
+            print(f"{label:>9} {wall:>8.2f} {wall / floor:>11.3f} {cpu / wall:>10.2f} {calls:>16.2f}"
+                  + (f"  ({errors} errors)" if errors else ""))
     return 0
 
 

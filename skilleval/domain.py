@@ -52,7 +52,28 @@ class Skill:
 
     @property
     def listed(self) -> ListedSkill:
+        """The skill's line in the model's listing, as Claude Code renders it: the
+        description, then ``when_to_use`` (appended as `` - <when_to_use>``)."""
+        when = self.frontmatter.get("when_to_use")
+        if isinstance(when, str) and when.strip():
+            return ListedSkill(self.name, f"{self.description} - {when.strip()}")
         return ListedSkill(self.name, self.description)
+
+    @property
+    def model_invocable(self) -> bool:
+        """False when Claude Code keeps the skill out of the model's listing
+        (``disable-model-invocation: true``): the model can never trigger it."""
+        flag = self.frontmatter.get("disable-model-invocation")
+        return not (flag is True or (isinstance(flag, str) and flag.strip().lower() == "true"))
+
+    @property
+    def install_extras(self) -> str:
+        """What installing the real folder shows beyond name, description and body: the other
+        frontmatter keys and the resource files (part of trial keys; "" when there are none)."""
+        extra = {k: v for k, v in self.frontmatter.items() if k not in ("name", "description")}
+        if not extra and not self.resources_hash:
+            return ""
+        return json.dumps([extra, self.resources_hash], sort_keys=True, default=str, ensure_ascii=False)
 
     @property
     def content_hash(self) -> str:
@@ -93,6 +114,10 @@ class Trial:
     repeat: int
     model: str
     bodies: tuple[tuple[str, str], ...] = ()  # (skill name, SKILL.md body) for real installs
+    #: The skill folders behind the listing, for backends that install them (claude_cli). It
+    #: may hold skills the listing leaves out (``disable-model-invocation``): installed as the
+    #: user has them, never shown to the model. Not part of equality: the key covers it.
+    skills: tuple[Skill, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

@@ -141,18 +141,33 @@ def resources_hash(root: Path) -> str:
 
 
 def install_skill(skill: Skill, dest: Path) -> None:
-    """Install `skill` as a real skill folder at `dest`: its resource files copied, and a
-    SKILL.md with its (possibly rewritten) description over the original frontmatter."""
+    """Install `skill` as a real skill folder at `dest`: its resource files copied, and its
+    SKILL.md as the user wrote it, or, for a candidate description, the original frontmatter
+    with only the description replaced."""
     dest.mkdir(parents=True, exist_ok=True)
-    if skill.path.is_dir():
+    if skill.path is not None and skill.path.is_dir():  # (a Skill built in code has no folder)
         for f in resource_files(skill.path):
             if not f.is_file() or f.is_symlink() and not f.resolve().is_relative_to(skill.path):
                 continue
             target = contained(dest, f.relative_to(skill.path))
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f, target)
+    original = None if skill.path is None else skill.path / "SKILL.md" if skill.path.is_dir() else skill.path
+    if original is not None and original.is_file() and _file_description(original) == skill.description:
+        shutil.copyfile(original, dest / "SKILL.md")  # the user's file, byte for byte
+        return
     fm = {**skill.frontmatter, "name": skill.name, "description": skill.description}
     contained(dest, "SKILL.md").write_text(f"---\n{render_frontmatter(fm)}---\n{skill.body}", encoding="utf-8")
+
+
+def _file_description(md: Path) -> str | None:
+    """The description SKILL.md holds on disk (`Skill.with_description` changes only memory)."""
+    try:
+        fm, _ = split_frontmatter(md.read_text(encoding="utf-8"), md)
+    except (OSError, UnicodeDecodeError, UserError):
+        return None
+    value = fm.get("description")
+    return value.strip() if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)

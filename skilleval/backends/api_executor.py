@@ -45,9 +45,10 @@ def system_prompt(request: ExecutionRequest) -> str:
              "tools to inspect the input files and write every requested file (paths relative to "
              "the working directory). Finish with a short summary of what you did.",
              f"Run: {request.key[:16]}"]
-    if request.skills:
+    shown = [s.listed for s in request.skills if s.model_invocable]  # Claude Code's listing rules
+    if shown:
         lines.append("Skills you can load with load_skill when relevant:\n<skills>\n" + "\n".join(
-            f"- {s.name}: {s.description}" for s in request.skills) + "\n</skills>")
+            f"- {s.name}: {s.description}" for s in shown) + "\n</skills>")
     else:
         lines.append("No skills are available for this task.")
     if request.settings.system_prompt:

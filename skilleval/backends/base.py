@@ -9,6 +9,9 @@ A backend is what a model looks like to skilleval. It has one job per method:
   judges, comparators and analyzers.
 * ``execute(request) -> ExecutionResult``: run a functional task in a sandbox folder
   (see ``skilleval.functional``). Optional: the default says the backend cannot.
+* ``check_task(name, prompt, input_files)``: optional; raise ``UserError`` before any call
+  when this backend cannot do a functional task at all (the offline stub simulates only
+  some kinds of work, and says so rather than inventing another skill's output).
 * ``identity()``: what goes into a trial's content-addressed key (backend, resolved model,
   sampling parameters, harness version). Two backends that would answer a trial the same
   way must return the same identity; anything that changes answers must change it.
@@ -65,6 +68,10 @@ class BaseBackend:
 
     async def execute(self, request: "ExecutionRequest") -> "ExecutionResult":
         raise UserError(f"backend {self.name!r} cannot execute functional tasks")
+
+    def check_task(self, name: str, prompt: str, input_files: tuple[str, ...]) -> None:
+        """Raise UserError when this backend cannot do the task at all. Default: it can."""
+        return None
 
     def estimate_cost_usd(self, input_tokens: int, output_tokens: int) -> float | None:
         return None

@@ -2,8 +2,11 @@
 
 Each trial runs in isolation (avoiding skill-creator's B1-B7, see ``skill-creator.md`` §13):
 
-* a fresh temp project holding exactly the trial's listed skills as real
-  ``.claude/skills/<name>/SKILL.md`` files with their bodies, and no ancestor ``.claude``;
+* a fresh temp project holding exactly the trial's skills as the user's real folders under
+  ``.claude/skills/<name>/`` (every frontmatter key, every resource file; only the
+  description is replaced when a candidate is under test), and no ancestor ``.claude``.
+  Claude Code then applies its own listing rules (a ``disable-model-invocation`` skill is
+  installed but never shown);
 * its own ``CLAUDE_CONFIG_DIR`` (no user skills, settings or shared ``.claude.json``),
   ``CLAUDE_CODE_DISABLE_BUNDLED_SKILLS=1``, the builtin plugin skill disabled,
   ``--setting-sources project``, ``--strict-mcp-config``, stdin closed, ``CLAUDECODE`` removed;
@@ -30,15 +33,17 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.backends.base import BaseBackend
-from skilleval.backends.cli_process import ISOLATION_SETTINGS, kill_group
+from skilleval.backends.cli_process import (ISOLATION_SETTINGS, TRIAL_SETTINGS, kill_group,
+                                            usable_cpus)
 from skilleval.backends.params import ClaudeCliParams
 from skilleval.backends.cli_stream import CliRun
 from skilleval.backends.pricing import cost_usd
-from skilleval.domain import Completion, Outcome, Trial, TrialResult
+from skilleval.domain import Completion, Outcome, Skill, Trial, TrialResult
 from skilleval.paths import contained
 from skilleval.errors import HarnessError, UserError
 from skilleval.excerpt import make_excerpt
 from skilleval.sim.protocol import SIM_KEY, hint_value, is_loopback
+from skilleval.skills import install_skill
 
 _SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 
@@ -57,6 +62,19 @@ class ClaudeCliBackend(BaseBackend):
                             "(install Claude Code, or run .ci/install-claude-cli.sh)")
         self.cli_version = _cli_version(self.executable)
         self.hints = params.sim_hints and is_loopback(params.base_url)
+        if params.concurrency is not None and params.concurrency < 1:
+            raise UserError(f"backend.concurrency must be at least 1, got {params.concurrency}")
+        # The CLI is CPU-bound (about 0.45 s of CPU per trial): more processes than CPUs only
+        # queue for the CPU and stretch every trial, whatever trigger.concurrency asks for.
+        self.max_processes = params.concurrency or usable_cpus()
+        self._gates: dict[int, asyncio.Semaphore] = {}
+
+    def _gate(self) -> asyncio.Semaphore:
+        """One semaphore per event loop (a job may run several loops one after another)."""
+        loop = id(asyncio.get_running_loop())
+        if loop not in self._gates:
+            self._gates = {loop: asyncio.Semaphore(self.max_processes)}
+        return self._gates[loop]
 
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
@@ -89,13 +107,20 @@ class ClaudeCliBackend(BaseBackend):
             shutil.rmtree(root, ignore_errors=True)
             raise HarnessError(f"{leak} exists above the trial folder {root}; its skills would "
                                "leak into every trial. Set backend.work_root elsewhere.")
+        skills_dir = root / "proj" / ".claude" / "skills"
+        for skill in trial.skills:  # the user's real folders: every frontmatter key, resources
+            install_skill(skill.with_description(_description_under_test(trial, skill)),
+                          contained(skills_dir, skill.name))
+        installed = {s.name for s in trial.skills}
         bodies = dict(trial.bodies)
-        for skill in trial.listing:
-            folder = contained(root / "proj" / ".claude" / "skills", skill.name)
+        for listed in trial.listing:  # a listing without folders (a caller that has none)
+            if listed.name in installed:
+                continue
+            folder = contained(skills_dir, listed.name)
             folder.mkdir(parents=True)
-            body = bodies.get(skill.name) or f"# {skill.name}\n"
+            body = bodies.get(listed.name) or f"# {listed.name}\n"
             (folder / "SKILL.md").write_text(
-                f"---\nname: {skill.name}\ndescription: {json.dumps(skill.description)}\n---\n"
+                f"---\nname: {listed.name}\ndescription: {json.dumps(listed.description)}\n---\n"
                 f"{body if body.endswith(chr(10)) else body + chr(10)}")
         (root / "config").mkdir()
         return root
@@ -105,11 +130,15 @@ class ClaudeCliBackend(BaseBackend):
         return [self.executable, "-p", "--output-format", "stream-json", "--verbose",
                 "--include-partial-messages", "--model", p.model, "--max-turns", str(p.max_turns),
                 "--setting-sources", "project", "--strict-mcp-config", "--no-session-persistence",
-                "--settings", ISOLATION_SETTINGS, *p.extra_args, "--", trial.query]
+                "--settings", TRIAL_SETTINGS, *p.extra_args, "--", trial.query]
 
     # -- trials -----------------------------------------------------------------------------
 
     async def run_trial(self, trial: Trial) -> TrialResult:
+        async with self._gate():
+            return await self._run_trial(trial)
+
+    async def _run_trial(self, trial: Trial) -> TrialResult:
         start = time.perf_counter()
         retries = 0   # CLI-internal api_retry lines plus our whole-run retries
         reruns = 0
@@ -154,8 +183,8 @@ class ClaudeCliBackend(BaseBackend):
             output_tokens=tokens.output_tokens, cache_read_tokens=tokens.cache_read_tokens,
             cache_write_tokens=tokens.cache_write_5m_tokens + tokens.cache_write_1h_tokens,
             cost_usd=cost, retries=retries, error=_scrub(error),
-            backend_version=f"claude-cli/{run.version or self.cli_version}", shown=run.shown,
-            excerpt=make_excerpt(run.said))
+            backend_version=f"claude-cli/{run.version or self.cli_version}",
+            shown=_model_shown(run.shown, trial), excerpt=make_excerpt(run.said))
 
     async def _run_once(self, trial: Trial) -> tuple[CliRun, str]:
         """One CLI process. Status: ok | timeout | exit N: <stderr tail>."""
@@ -212,10 +241,15 @@ class ClaudeCliBackend(BaseBackend):
         """Run a functional task: see `skilleval.backends.cli_executor`."""
         from skilleval.backends.cli_executor import execute_via_cli
 
-        return await execute_via_cli(self, request)
+        async with self._gate():
+            return await execute_via_cli(self, request)
 
     async def complete(self, prompt: str, *, system: str | None = None,
                        max_tokens: int = 2048) -> Completion:
+        async with self._gate():
+            return await self._complete(prompt, system)
+
+    async def _complete(self, prompt: str, system: str | None) -> Completion:
         start = time.perf_counter()
         root = Path(tempfile.mkdtemp(prefix="skilleval-cli-", dir=self.params.work_root))
         (root / "proj").mkdir()
@@ -258,6 +292,26 @@ async def _tail(stream: asyncio.StreamReader | None, keep: int = 4096) -> str:
     while chunk := await stream.read(65536):
         buf = (buf + chunk)[-keep:]
     return buf.decode("utf-8", "replace")
+
+
+def _description_under_test(trial: Trial, skill: Skill) -> str:
+    """The listing's description when it is a candidate variant, else the folder's own.
+
+    The listing line carries ``when_to_use`` after the description (`Skill.listed`), so a
+    line equal to the folder's own rendering means "unchanged"."""
+    line = next((s.description for s in trial.listing if s.name == skill.name), None)
+    if line is None or line == skill.listed.description:
+        return skill.description
+    return line
+
+
+def _model_shown(init_skills: tuple[str, ...] | None, trial: Trial) -> tuple[str, ...] | None:
+    """``system/init.skills`` minus what Claude Code hides from the model: init lists a
+    ``disable-model-invocation`` skill that the model's listing leaves out (reference §2.1)."""
+    if init_skills is None:
+        return None
+    hidden = {s.name for s in trial.skills if not s.model_invocable}
+    return tuple(n for n in init_skills if n not in hidden)
 
 
 def _retryable(status: int | None) -> bool:

@@ -18,8 +18,8 @@ import time
 from typing import Any
 
 from skilleval.backends.cli_process import ISOLATION_SETTINGS, kill_group
-from skilleval.execution import (ExecutionRequest, ExecutionResult, collect_outputs,
-                                 snapshot)
+from skilleval.execution import (EXECUTOR_MARKER, ExecutionRequest, ExecutionResult,
+                                 collect_outputs, snapshot)
 
 CLI_TOOLS = {"list_files": ("Glob", "LS"), "read_file": ("Read", "Grep"),
              "write_file": ("Write", "Edit"), "load_skill": ("Skill",)}
@@ -46,8 +46,11 @@ def argv(backend: Any, request: ExecutionRequest) -> list[str]:
             "--setting-sources", "project", "--strict-mcp-config", "--no-session-persistence",
             "--settings", ISOLATION_SETTINGS, "--permission-mode", "acceptEdits",
             "--allowedTools", ",".join(cli_tools(request.settings.tools))]
-    if request.settings.system_prompt:
-        args += ["--append-system-prompt", request.settings.system_prompt]
+    # The same opening line as the API executor's system prompt (how serve-sim tells a task
+    # from a trigger trial), and the run's id, so repeats are distinguishable.
+    extra = "\n".join(x for x in (EXECUTOR_MARKER, f"Run: {request.key[:16]}",
+                                   request.settings.system_prompt) if x)
+    args += ["--append-system-prompt", extra]
     return args + list(getattr(backend.params, "extra_args", []) or []) + ["--", request.prompt]
 
 

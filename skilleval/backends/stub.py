@@ -19,6 +19,7 @@ from skilleval.backends.api_listing import shown_listing
 from skilleval.backends.base import BaseBackend
 from skilleval.errors import UserError
 from skilleval.domain import Completion, ListedSkill, Outcome, Trial, TrialResult
+from skilleval.errors import UserError
 from skilleval.excerpt import make_excerpt
 from skilleval.sim import model as sim
 from skilleval.sim.completion import respond
@@ -166,6 +167,17 @@ class StubBackend(BaseBackend):
         tin, tout = (len(prompt) + len(system or "")) // 4, len(text) // 4
         return Completion(text, tin, tout, self.estimate_cost_usd(tin, tout) or 0.0,
                           (time.perf_counter() - start) * 1000)
+
+    def check_task(self, name: str, prompt: str, input_files: tuple[str, ...]) -> None:
+        """The simulated agent only does delimited-text (CSV/TSV) work: for any other task it
+        would have to invent output, so the stub refuses before the run starts."""
+        from skilleval.sim.agent.tidy import unsupported
+
+        why = unsupported(prompt, input_files)
+        if why is not None:
+            raise UserError(f"backend=stub cannot simulate eval {name!r}: its simulated agent only "
+                            f"does CSV/TSV work and {why}; a real backend is needed "
+                            "(backend=claude_cli or backend=anthropic_api)")
 
     async def execute(self, request: "ExecutionRequest") -> "ExecutionResult":
         from skilleval.sim.agent.stub_executor import simulate_execution

@@ -11,22 +11,45 @@ Added, under new keys the viewer ignores: ``per_eval`` (means and within-eval st
 ``delta_stats`` (the per-eval-weighted delta with a bootstrap interval clustered by eval and a
 paired permutation-test p-value), ``skill_fired`` rates, ``judge`` reliability and ``arms``.
 ``notes`` holds non-discriminating expectations, flaky evals and the skill's time/token cost.
+
+Errors are not results. An execution that errored or timed out has no grade, is not in
+``runs`` (so nothing that averages ``runs`` counts it, skill-creator's viewer included) and
+enters no statistic: it is listed in ``errored_runs`` and counted per arm in
+``execution_errors``. An arm with fewer than ``min_valid`` valid executions of an eval is
+*insufficient* there, and that eval leaves the paired delta, its interval and its p-value.
+
+Two kinds of mean, each shown with its own delta: ``run_summary`` pools every valid run (what
+skill-creator's aggregator computes from the workspace), while ``delta_stats`` and the
+summaries we print weigh every paired eval the same, so ``primary_mean - baseline_mean`` is
+exactly the delta its interval is about.
 """
 from __future__ import annotations
 
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 from skilleval.stats import bootstrap_ci_clustered, stratified_permutation_p
 
 METRICS = ("pass_rate", "time_seconds", "tokens")
 FLAKY_STDDEV = 0.25
+VALID_STATUSES = ("ok", "turn_cap")
 
 
-def stat(values: list[float]) -> dict[str, float]:
+def is_valid(run: dict[str, Any]) -> bool:
+    """A run entry whose execution produced an answer (imported runs carry no status)."""
+    return run.get("status", "ok") in VALID_STATUSES
+
+
+def _eval_of(run: dict[str, Any]) -> str:
+    return str(run.get("eval_name", run["eval_id"]))
+
+
+def stat(values: list[float]) -> dict[str, float | None]:
+    """skill-creator's Stat. With no values every field is None, never 0: an arm with no
+    valid run has no pass rate, and a 0 would read as "failed everything"."""
     if not values:
-        return {"mean": 0.0, "stddev": 0.0, "min": 0.0, "max": 0.0}
+        return {"mean": None, "stddev": None, "min": None, "max": None}
     sd = statistics.stdev(values) if len(values) > 1 else 0.0
     return {"mean": round(statistics.fmean(values), 4), "stddev": round(sd, 4),
             "min": round(min(values), 4), "max": round(max(values), 4)}
@@ -38,45 +61,58 @@ def _by(runs: list[dict[str, Any]], metric: str) -> dict[str, dict[str, list[flo
     for r in runs:
         v = r["result"].get(metric)
         if v is not None:
-            out[r["configuration"]][str(r.get("eval_name", r["eval_id"]))].append(float(v))
+            out[r["configuration"]][_eval_of(r)].append(float(v))
     return out
 
 
 def build_benchmark(runs: list[dict[str, Any]], metadata: dict[str, Any], primary: str,
                     baseline: str, *, confidence: float = 0.95, n_boot: int = 2000, seed: int = 0,
-                    extra_notes: list[str] | None = None) -> dict[str, Any]:
-    configs = [primary, baseline] + sorted({r["configuration"] for r in runs} - {primary, baseline})
+                    min_valid: int = 1, extra_notes: list[str] | None = None) -> dict[str, Any]:
+    """`runs`: every run entry, errored ones included (they are set apart here)."""
+    errored = [r for r in runs if not is_valid(r)]
+    runs = [r for r in runs if is_valid(r)]
+    configs = [primary, baseline] + sorted({r["configuration"] for r in runs + errored} - {primary, baseline})
     summary: dict[str, Any] = {}
     for c in configs:
         cr = [r for r in runs if r["configuration"] == c]
         summary[c] = {m: stat([float(r["result"][m]) for r in cr if r["result"].get(m) is not None])
                       for m in METRICS}
-    d = {m: summary[primary][m]["mean"] - summary[baseline][m]["mean"] for m in METRICS}
-    summary["delta"] = {"pass_rate": f"{d['pass_rate']:+.2f}", "time_seconds": f"{d['time_seconds']:+.1f}",
-                        "tokens": f"{d['tokens']:+.0f}"}
+    fmt = {"pass_rate": "{:+.2f}", "time_seconds": "{:+.1f}", "tokens": "{:+.0f}"}
+    summary["delta"] = {m: "n/a" if summary[primary][m]["mean"] is None or summary[baseline][m]["mean"] is None
+                        else fmt[m].format(summary[primary][m]["mean"] - summary[baseline][m]["mean"])
+                        for m in METRICS}
+    all_evals = sorted({_eval_of(r) for r in runs + errored}, key=_sort_key)
+    n_valid = Counter((r["configuration"], _eval_of(r)) for r in runs)
+    insufficient = {c: [e for e in all_evals if n_valid[(c, e)] < max(1, min_valid)] for c in configs}
+    paired = [e for e in all_evals if e not in insufficient[primary] and e not in insufficient[baseline]]
     delta_stats: dict[str, Any] = {"primary": primary, "baseline": baseline, "confidence": confidence,
+                                   "min_valid": min_valid, "paired_evals": paired,
                                    "method": "bootstrap over evals (clustered), runs resampled within "
                                              "eval; p from a permutation test of the arm labels "
-                                             "stratified by eval (evals are the pairs)"}
+                                             "stratified by eval (evals are the pairs); means weigh "
+                                             "every paired eval the same"}
+    in_pairs = [r for r in runs if _eval_of(r) in paired]
     for m in METRICS:
-        by = _by(runs, m)
-        delta, low, high = bootstrap_ci_clustered(by.get(primary, {}), by.get(baseline, {}),
-                                                  n_boot=n_boot, confidence=confidence, seed=seed)
-        p_value = stratified_permutation_p(by.get(primary, {}), by.get(baseline, {}), seed=seed)
-        paired = [e for e, v in by.get(primary, {}).items() if v and by.get(baseline, {}).get(e)]
+        by = _by(in_pairs, m)
+        bp, bb = by.get(primary, {}), by.get(baseline, {})
+        delta, low, high = bootstrap_ci_clustered(bp, bb, n_boot=n_boot, confidence=confidence, seed=seed)
+        p_value = stratified_permutation_p(bp, bb, seed=seed)
+        both = [e for e, v in bp.items() if v and bb.get(e)]
         delta_stats[m] = {"delta": _r(delta), "low": _r(low), "high": _r(high),
                           "p_value": _r(p_value) if p_value is not None else None,
-                          "n_evals": len(paired),
-                          "n_pairs": len(paired)}
+                          "primary_mean": _r(_eval_mean(bp, both)), "baseline_mean": _r(_eval_mean(bb, both)),
+                          "n_evals": len(both), "n_pairs": len(both)}
     per_eval = []
-    for ev in sorted({str(r.get("eval_name", r["eval_id"])) for r in runs}):
+    for ev in all_evals:
         row: dict[str, Any] = {"eval_name": ev}
         for c in configs:
             vals = _by(runs, "pass_rate").get(c, {}).get(ev, [])
-            row[c] = {"pass_rate": stat(vals), "runs": len(vals)}
+            errs = sum(1 for r in errored if r["configuration"] == c and _eval_of(r) == ev)
+            row[c] = {"pass_rate": stat(vals), "runs": len(vals), "valid": n_valid[(c, ev)],
+                      "errors": errs, "insufficient": ev in insufficient[c]}
         # No delta when an arm has no gradable run of this eval (not "minus 0").
         row["delta_pass_rate"] = (_r(row[primary]["pass_rate"]["mean"] - row[baseline]["pass_rate"]["mean"])
-                                  if row[primary]["runs"] and row[baseline]["runs"] else None)
+                                  if ev in paired and row[primary]["runs"] and row[baseline]["runs"] else None)
         per_eval.append(row)
     fired = {}
     for c in configs:
@@ -86,14 +122,25 @@ def build_benchmark(runs: list[dict[str, Any]], metadata: dict[str, Any], primar
     judge = {"judge_errors": sum(r["result"].get("judge_errors", 0) for r in runs),
              "disagreements": sum(1 for r in runs for e in r.get("expectations", []) if e.get("disagreement")),
              "graded": sum(len(r.get("expectations", [])) for r in runs)}
+    execution_errors = {c: {"valid": sum(1 for r in runs if r["configuration"] == c),
+                            **{k: sum(1 for r in errored if r["configuration"] == c and r.get("status") == k)
+                               for k in ("error", "timeout")},
+                            "insufficient_evals": insufficient[c]} for c in configs}
     bench = {
-        "metadata": {**metadata, "runs_per_configuration": _runs_per_config(runs),
-                     "evals_run": sorted({r["eval_id"] for r in runs}, key=_sort_key)},
+        "metadata": {**metadata, "runs_per_configuration": _runs_per_config(runs + errored),
+                     "evals_run": sorted({r["eval_id"] for r in runs + errored}, key=_sort_key)},
         "runs": runs, "run_summary": summary, "per_eval": per_eval, "delta_stats": delta_stats,
-        "skill_fired": fired, "judge": judge, "notes": [],
+        "skill_fired": fired, "judge": judge, "execution_errors": execution_errors,
+        "errored_runs": errored, "notes": [],
     }
     bench["notes"] = notes(bench, primary, baseline) + list(extra_notes or [])
     return bench
+
+
+def _eval_mean(by_eval: dict[str, list[float]], evals: list[str]) -> float | None:
+    """Mean over `evals` of each eval's mean (every eval weighs the same)."""
+    means = [statistics.fmean(by_eval[e]) for e in evals]
+    return statistics.fmean(means) if means else None
 
 
 def _fmt(x: float | None, fmt: str) -> str:
@@ -118,6 +165,15 @@ def _runs_per_config(runs: list[dict[str, Any]]) -> int:
 
 def notes(bench: dict[str, Any], primary: str, baseline: str) -> list[str]:
     out: list[str] = []
+    errs = bench["execution_errors"]
+    if bench["errored_runs"]:
+        per_arm = "; ".join(f"{c}: {e['error']} error(s), {e['timeout']} timeout(s)" for c, e in errs.items())
+        out.append(f"{len(bench['errored_runs'])} execution(s) errored or timed out ({per_arm}); they "
+                   "have no grade and are left out of every mean, delta, interval and p-value")
+    for c in (primary, baseline):
+        if errs[c]["insufficient_evals"]:
+            out.append(f"{c} has fewer than {bench['delta_stats']['min_valid']} valid execution(s) of "
+                       f"{', '.join(errs[c]['insufficient_evals'])}: insufficient, left out of the delta")
     per_exp: dict[tuple[str, str], dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     for r in bench["runs"]:
         for e in r.get("expectations", []):
@@ -133,14 +189,14 @@ def notes(bench: dict[str, Any], primary: str, baseline: str) -> list[str]:
     for row in bench["per_eval"]:
         for c in (primary, baseline):
             sd = row[c]["pass_rate"]["stddev"]
-            if sd > FLAKY_STDDEV:
+            if sd is not None and sd > FLAKY_STDDEV:
                 out.append(f"[{row['eval_name']}] flaky in {c}: pass rate stddev {sd:.2f} across runs")
-    s = bench["run_summary"]
+    ds = bench["delta_stats"]
     for m, unit in (("time_seconds", "s"), ("tokens", " tokens")):
-        p, b = s[primary][m]["mean"], s[baseline][m]["mean"]
-        if b:
+        p, b = ds[m]["primary_mean"], ds[m]["baseline_mean"]
+        if p is not None and b:
             out.append(f"cost of {primary} vs {baseline}: {m} {p - b:+.1f}{unit} per run "
-                       f"({(p - b) / b * 100:+.0f}%)")
+                       f"({(p - b) / b * 100:+.0f}%, evals weighted equally)")
     f = bench["skill_fired"].get(primary)
     if f and f["fired"] < f["runs"]:
         out.append(f"the skill loaded in only {f['fired']}/{f['runs']} {primary} runs: runs where it "
@@ -159,6 +215,7 @@ def render_md(bench: dict[str, Any]) -> str:
     p, b = ds["primary"], ds["baseline"]
     label = {c: c.replace("_", " ").title() for c in (p, b)}
     s = bench["run_summary"]
+    errs = bench["execution_errors"]
     lines = [f"# Skill Benchmark: {md.get('skill_name', '')}", "",
              f"**Model**: {md.get('executor_model', '')}", f"**Date**: {md.get('timestamp', '')}",
              f"**Evals**: {', '.join(map(str, md.get('evals_run', [])))} "
@@ -166,28 +223,37 @@ def render_md(bench: dict[str, Any]) -> str:
              "## Summary", "", f"| Metric | {label[p]} | {label[b]} | Delta |",
              "|--------|------------|---------------|-------|"]
 
-    def ci(m: str, fmt: str) -> str:
+    def row(name: str, m: str, fmt: str, unit: str = "") -> str:
         d = ds[m]
-        if d["low"] is None:
-            return ""
-        return f" [{fmt.format(d['low'])}, {fmt.format(d['high'])}]"
-    pr = lambda st: f"{st['mean'] * 100:.0f}% ± {st['stddev'] * 100:.0f}%"  # noqa: E731
-    lines.append(f"| Pass Rate | {pr(s[p]['pass_rate'])} | {pr(s[b]['pass_rate'])} | "
-                 f"{s['delta']['pass_rate']}{ci('pass_rate', '{:+.2f}')} |")
-    lines.append(f"| Time | {s[p]['time_seconds']['mean']:.1f}s ± {s[p]['time_seconds']['stddev']:.1f}s | "
-                 f"{s[b]['time_seconds']['mean']:.1f}s ± {s[b]['time_seconds']['stddev']:.1f}s | "
-                 f"{s['delta']['time_seconds']}s{ci('time_seconds', '{:+.1f}')} |")
-    lines.append(f"| Tokens | {s[p]['tokens']['mean']:.0f} ± {s[p]['tokens']['stddev']:.0f} | "
-                 f"{s[b]['tokens']['mean']:.0f} ± {s[b]['tokens']['stddev']:.0f} | "
-                 f"{s['delta']['tokens']}{ci('tokens', '{:+.0f}')} |")
+        if d["delta"] is None:
+            return f"| {name} | n/a | n/a | n/a |"
+        ci = "" if d["low"] is None else f" [{fmt.format(d['low'])}, {fmt.format(d['high'])}]"
+        show = (lambda x: f"{x * 100:.0f}%") if m == "pass_rate" else (lambda x: f"{x:.1f}{unit}" if unit else f"{x:.0f}")
+        return (f"| {name} | {show(d['primary_mean'])} | {show(d['baseline_mean'])} | "
+                f"{fmt.format(d['delta'])}{unit}{ci} |")
+    lines += [row("Pass Rate", "pass_rate", "{:+.2f}"), row("Time", "time_seconds", "{:+.1f}", "s"),
+              row("Tokens", "tokens", "{:+.0f}")]
+    lines.append(f"| Valid runs (errors, timeouts) | {errs[p]['valid']} ({errs[p]['error']}, {errs[p]['timeout']}) | "
+                 f"{errs[b]['valid']} ({errs[b]['error']}, {errs[b]['timeout']}) | |")
     pv = ds["pass_rate"]["p_value"]
-    lines += ["", f"Delta is {p} minus {b} (by role). Interval: {int(ds['confidence'] * 100)}% "
-                  f"bootstrap clustered by eval; permutation p (stratified by eval) = "
-                  f"{'n/a' if pv is None else f'{pv:.3g}'}.", "", "## Per eval", "",
+    pr = lambda st: "n/a" if st["mean"] is None else f"{st['mean'] * 100:.0f}% ± {st['stddev'] * 100:.0f}%"  # noqa: E731
+    lines += ["", f"Means and Delta ({p} minus {b}, by role) weigh each of the "
+                  f"{ds['pass_rate']['n_evals']} evals both arms measured the same; the interval is "
+                  f"about that same Delta: {int(ds['confidence'] * 100)}% bootstrap clustered by eval; "
+                  f"permutation p (stratified by eval) = {'n/a' if pv is None else f'{pv:.3g}'}. "
+                  "Errored and timed-out executions are in no number.", "",
+              f"Pooled over all valid runs (skill-creator's `run_summary`): {p} {pr(s[p]['pass_rate'])}, "
+              f"{b} {pr(s[b]['pass_rate'])}.", "", "## Per eval", "",
               f"| Eval | {label[p]} | {label[b]} | Delta |", "|------|------|------|------|"]
-    for row in bench["per_eval"]:
-        lines.append(f"| {row['eval_name']} | {pr(row[p]['pass_rate'])} | {pr(row[b]['pass_rate'])} | "
-                     f"{_fmt(row['delta_pass_rate'], '{:+.2f}')} |")
+
+    def cell(row_: dict[str, Any], c: str) -> str:
+        a = row_[c]
+        err = f" ({a['errors']} errored)" if a.get("errors") else ""
+        if a.get("insufficient"):
+            return f"insufficient: {a.get('valid', 0)} valid{err}"
+        return pr(a["pass_rate"]) + err
+    for r in bench["per_eval"]:
+        lines.append(f"| {r['eval_name']} | {cell(r, p)} | {cell(r, b)} | {_fmt(r['delta_pass_rate'], '{:+.2f}')} |")
     if bench.get("notes"):
         lines += ["", "## Notes", ""] + [f"- {n}" for n in bench["notes"]]
     return "\n".join(lines) + "\n"

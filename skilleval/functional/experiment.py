@@ -62,6 +62,9 @@ def prepare(job: "JobContext", arm_names: list[str] | None = None) -> Setup:
             raise UserError(f"functional.only={sorted(wanted)} matches no eval in {evals_path}")
     if int(f.get("runs", 3)) < 1:
         raise UserError(f"functional.runs must be at least 1, got {f.get('runs')}")
+    if not 1 <= int(f.get("min_valid", 1)) <= int(f.get("runs", 3)):
+        raise UserError(f"functional.min_valid must be between 1 and functional.runs "
+                        f"({f.get('runs', 3)}), got {f.get('min_valid')}")
     base = ArmSettings(model=job.backend.model, tools=tuple(f.get("tools") or FILE_TOOLS),
                        permissions=str(f.get("permissions", "sandbox-write")),
                        system_prompt=str(f.get("system_prompt") or ""),
@@ -78,6 +81,10 @@ def prepare(job: "JobContext", arm_names: list[str] | None = None) -> Setup:
         if name not in typed:
             typed[name] = job.registry.build("judge", {"name": name})
         return typed[name]
+    check_task = getattr(job.backend, "check_task", None)  # optional in the backend protocol
+    for c in cases:  # fail before any call on a task this backend cannot do at all
+        if check_task is not None:
+            check_task(c.name, c.prompt, tuple(c.files))
     for c in cases:  # fail before any call on an unknown check type
         for e in c.expectations:
             if e.spec is not None:
@@ -130,8 +137,13 @@ async def functional_eval_async(job: "JobContext") -> int:
                 "arms": {a.name: {"role": a.role, **a.settings.to_dict()} for a in setup.arms}}
     runs = [run_entry(r) for r in records if r.result is not None]
     bench = build_benchmark(runs, metadata, primary, baseline, confidence=float(f.get("confidence", 0.95)),
-                            n_boot=int(f.get("bootstrap", 2000)), seed=int(job.cfg.get("seed", 0) or 0))
-    if f.get("analyze", True):
+                            n_boot=int(f.get("bootstrap", 2000)), seed=int(job.cfg.get("seed", 0) or 0),
+                            min_valid=int(f.get("min_valid", 1)))
+    problem = measurement_problem(records, bench)
+    if problem:
+        bench["flags"] = [problem]
+        bench["notes"].insert(0, f"NOT MEASURED: {problem}")
+    if f.get("analyze", True) and not problem:
         bench["notes"] += await benchmark_observations(job, bench)
     md = render_md(bench)
     ws = Path(f["workspace"]).expanduser() if f.get("workspace") else job.output_dir / "workspace"
@@ -149,10 +161,35 @@ async def functional_eval_async(job: "JobContext") -> int:
     pr = bench["delta_stats"]["pass_rate"]
     job.summary["gate_metrics"] = {"delta": {"value": pr["delta"], "low": pr["low"], "high": pr["high"],
                                              "why": "no eval graded in both arms"}}
+    if problem:
+        raise HarnessError(problem)
     graded = [v for r in records for v in r.verdicts]
     if graded and all(v.passed is None for v in graded):
         raise HarnessError("every grade is a judge error: the judge could not produce valid grades")
     return 0
+
+
+def measurement_problem(records: list[RunRecord], bench: dict[str, Any]) -> str | None:
+    """Why this run measured nothing (exit 3 after the workspace is written), or None.
+
+    * no eval has enough valid executions in both arms: errors are not results, so there is
+      no comparison to report;
+    * no execution in any arm wrote a file: a task that produces nothing cannot be graded
+      on its outputs, and a harness that lost them must not pass for a skill that failed.
+    """
+    ds = bench["delta_stats"]
+    if not ds["paired_evals"]:
+        errs = bench["execution_errors"]
+        counts = ", ".join(f"{a}: {e['valid']} valid, {e['error']} errored, {e['timeout']} timed out"
+                           for a, e in errs.items())
+        reasons = sorted({str(r.result.error) for r in records if r.result and not r.valid and r.result.error})
+        return (f"no eval has {ds['min_valid']}+ valid execution(s) in both arms ({counts})"
+                + (f"; errors: {'; '.join(reasons[:3])}" if reasons else ""))
+    valid = [r for r in records if r.valid]
+    if valid and not any(r.result.outputs for r in valid):
+        return (f"no arm wrote any output file ({len(valid)} valid executions, 0 files): the "
+                "executor produced nothing to grade")
+    return None
 
 
 async def benchmark_observations(job: "JobContext", bench: dict[str, Any]) -> list[str]:
@@ -170,7 +207,7 @@ async def benchmark_observations(job: "JobContext", bench: dict[str, Any]) -> li
 
 
 def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRecord], setup: Setup) -> None:
-    ds, s = bench["delta_stats"], bench["run_summary"]
+    ds = bench["delta_stats"]
     p, b = ds["primary"], ds["baseline"]
     t = Table(title=f"functional eval: {safe(setup.skill.name)} ({len(setup.cases)} evals x "
                     f"{bench['metadata']['runs_per_configuration']} runs, backend {safe(job.backend.name)})")
@@ -184,11 +221,21 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
         if x["delta"] is None:
             return "n/a"
         return f"{fmt.format(x['delta'])} [{fmt.format(x['low'])}, {fmt.format(x['high'])}]"
-    t.add_row("pass rate", f"{s[p]['pass_rate']['mean']:.0%} ± {s[p]['pass_rate']['stddev']:.0%}",
-              f"{s[b]['pass_rate']['mean']:.0%} ± {s[b]['pass_rate']['stddev']:.0%}", d("pass_rate", "{:+.2f}"))
-    t.add_row("time (s)", f"{s[p]['time_seconds']['mean']:.1f}", f"{s[b]['time_seconds']['mean']:.1f}",
+
+    def mean(m: str, arm: str, fmt: str) -> str:
+        x = ds[m][f"{arm}_mean"]
+        return "n/a" if x is None else fmt.format(x)
+    # Means weigh every paired eval the same, so primary - baseline is the delta shown.
+    t.add_row("pass rate", mean("pass_rate", "primary", "{:.0%}"), mean("pass_rate", "baseline", "{:.0%}"),
+              d("pass_rate", "{:+.2f}"))
+    t.add_row("time (s)", mean("time_seconds", "primary", "{:.1f}"), mean("time_seconds", "baseline", "{:.1f}"),
               d("time_seconds", "{:+.1f}"))
-    t.add_row("tokens", f"{s[p]['tokens']['mean']:.0f}", f"{s[b]['tokens']['mean']:.0f}", d("tokens", "{:+.0f}"))
+    t.add_row("tokens", mean("tokens", "primary", "{:.0f}"), mean("tokens", "baseline", "{:.0f}"),
+              d("tokens", "{:+.0f}"))
+    ee = bench["execution_errors"]
+    t.add_row("valid executions", str(ee[p]["valid"]), str(ee[b]["valid"]), "")
+    t.add_row("errored / timed out", f"{ee[p]['error']} / {ee[p]['timeout']}",
+              f"{ee[b]['error']} / {ee[b]['timeout']}", "")
     fired = bench["skill_fired"]
     fmt_f = lambda x: "-" if not x else f"{x['fired']}/{x['runs']}"  # noqa: E731
     t.add_row("skill loaded", fmt_f(fired.get(p)), fmt_f(fired.get(b)), "")
@@ -203,9 +250,14 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
     pe = Table(title="per eval (mean pass rate)")
     for col in ("eval", p, b, "delta"):
         pe.add_column(col, justify="left" if col == "eval" else "right")
+    def cell(row: dict[str, Any], arm: str) -> str:
+        a = row[arm]
+        err = f" ({a['errors']} errored)" if a["errors"] else ""
+        if a["insufficient"]:
+            return f"insufficient{err}"
+        return ("n/a" if not a["runs"] else f"{a['pass_rate']['mean']:.0%}") + err
     for row in bench["per_eval"]:
-        pe.add_row(safe(row["eval_name"]), f"{row[p]['pass_rate']['mean']:.0%}",
-                   f"{row[b]['pass_rate']['mean']:.0%}",
+        pe.add_row(safe(row["eval_name"]), cell(row, p), cell(row, b),
                    "n/a" if row["delta_pass_rate"] is None else f"{row['delta_pass_rate']:+.2f}")
     job.out.print(pe)
     st = setup.runner.stats

@@ -28,6 +28,7 @@ from skilleval.errors import UserError
 from skilleval.execution import OutputFile, store_blobs
 from skilleval.functional.import_files import WorkspaceFiles
 from skilleval.functional.records import digest, now
+from skilleval.functional.workspace import ERROR_FILE
 from skilleval.store.catalog import Store, resolve_root
 from skilleval.store.schema import SCHEMA_VERSION
 from skilleval.terminal import visible_line
@@ -97,6 +98,7 @@ def import_workspace(root: Path, store: Store, skill: str | None = None) -> dict
         d: Path = run["run_dir"]
         grading = files.record(d / "grading.json")
         timing = files.record(d / "timing.json")
+        failed = files.record(d / ERROR_FILE) or None  # our export of an errored run: no grades, not "ok"
         meta = _metadata(run, files)
         m = re.fullmatch(r"eval-(\d+)(?:-.*)?", run["eval_dir"].name)
         eval_id = str(meta.get("eval_id", m.group(1) if m else run["eval_dir"].name))
@@ -125,18 +127,20 @@ def import_workspace(root: Path, store: Store, skill: str | None = None) -> dict
             **ident, "ts": now(), "key": key, "backend": "imported", "model": None, "skill": skill,
             "skill_hash": None, "arm": run["config"], "role": ROLE.get(run["config"], "other"),
             "eval_id": eval_id, "eval_name": eval_name, "repeat": run["run_number"] - 1,
-            "prompt": meta.get("prompt"), "status": "ok", "skill_fired": None, "fired_skills": [],
+            "prompt": meta.get("prompt"),
+            "status": str(failed.get("status") or "error") if failed else "ok", "skill_fired": None, "fired_skills": [],
             "duration_s": float(seconds), "input_tokens": None, "output_tokens": None,
             "total_tokens": int(tokens), "cost_usd": None,
             "tool_calls_json": json.dumps(em.get("tool_calls") or {}),
             "total_tool_calls": int(em.get("total_tool_calls") or 0), "turns": em.get("total_steps"),
             "errors": int(em.get("errors_encountered") or 0),
             "outputs": [{"path": o.path, "sha256": o.sha256, "size": o.size} for o in outputs],
-            "transcript": transcript, "settings_json": None, "effective_json": None, "error": None,
+            "transcript": transcript, "settings_json": None, "effective_json": None,
+            "error": str(failed.get("error")) if failed else None,
             "backend_version": None, "source": f"skill-creator:{root.resolve()}::{label}",
         })
         # schemas.md says expectations; SKILL.md's prose says assertions (issue #587): accept both.
-        for i, e in enumerate(grading.get("expectations") or grading.get("assertions") or []):
+        for i, e in enumerate([] if failed else grading.get("expectations") or grading.get("assertions") or []):
             if not isinstance(e, dict) or "text" not in e:
                 skipped += 1
                 continue

@@ -46,6 +46,12 @@ class RunRecord:
     grades_cached: int = 0
 
     @property
+    def valid(self) -> bool:
+        """The execution ran to an answer (ok, or stopped at the turn cap). An execution that
+        errored or timed out is a harness failure: it gets no grade and no statistic."""
+        return self.result is not None and self.result.ok
+
+    @property
     def counts(self) -> tuple[int, int, int]:
         """(passed, failed, judge errors)."""
         p = sum(1 for v in self.verdicts if v.passed is True)
@@ -179,6 +185,9 @@ class FunctionalRunner:
         self._grade_writer.flush()
 
     async def grade(self, rec: RunRecord) -> None:
+        if not rec.valid:
+            rec.verdicts = []  # an error is never a failed expectation: nothing to grade
+            return
         res = rec.result
         verdicts: dict[int, Verdict] = {}
         outcome = outcome_digest(res)
@@ -221,7 +230,6 @@ class FunctionalRunner:
 
     async def _judge(self, judge: Any, rec: RunRecord, exps: tuple[Expectation, ...]) -> tuple[JudgeOutput, float]:
         started = time.perf_counter()
-        ok = rec.result is not None and rec.result.ok
 
         async def sample(k: int) -> JudgeOutput:
             item = JudgeInput(rec.case, exps, rec.request.sandbox, rec.result.transcript,
@@ -240,13 +248,8 @@ class FunctionalRunner:
                 finally:
                     if paid:  # (judge costs are not reported back; the call is settled)
                         self.job.budget.release()
-        if not ok:
-            why = f"execution {rec.result.status if rec.result else 'missing'}"
-            out = JudgeOutput([Verdict(e.text, False, f"no usable output ({why})") for e in exps])
-        else:
-            outs = await asyncio.gather(*(sample(k) for k in range(max(1, judge.samples))))
-            out = combine(list(outs))
-        return out, time.perf_counter() - started
+        outs = await asyncio.gather(*(sample(k) for k in range(max(1, judge.samples))))
+        return combine(list(outs)), time.perf_counter() - started
 
     def _grade_row(self, rec: RunRecord, judge: Any, i: int, e: Expectation, key: str, v: Verdict,
                    out: JudgeOutput, seconds: float) -> dict[str, Any]:

@@ -9,6 +9,7 @@
         eval-<name>/<arm>/run-<k>/outputs/transcript.md  (hidden by the viewer)
         eval-<name>/<arm>/run-<k>/outputs/metrics.json
         eval-<name>/<arm>/run-<k>/grading.json  timing.json
+        eval-<name>/<arm>/run-<k>/execution_error.json  (instead of grading.json: not graded)
 
 ``eval_metadata.json`` is also written into each configuration and run folder, because the
 viewer only looks in a run folder and its parent (skill-creator B15).
@@ -23,6 +24,9 @@ from typing import Any
 
 from skilleval.execution import output_rel, resolve_inside
 from skilleval.functional.runner import RunRecord
+
+ERROR_FILE = "execution_error.json"
+"""Marks a run folder whose execution errored or timed out (it has no grading.json)."""
 
 
 def next_iteration(workspace: Path) -> int:
@@ -66,8 +70,17 @@ def metrics_json(rec: RunRecord) -> dict[str, Any]:
 
 
 def run_entry(rec: RunRecord) -> dict[str, Any]:
-    """One `benchmark.json` `runs[]` entry (skill-creator keys plus a few of ours)."""
+    """One `benchmark.json` `runs[]` entry (skill-creator keys plus a few of ours).
+
+    An errored or timed-out execution gets an entry with no ``result`` at all: it was not
+    graded, and `build_benchmark` lists it under ``errored_runs``, never in ``runs``.
+    """
     res = rec.result
+    if not rec.valid:
+        return {"eval_id": _eval_id(rec.case.id), "eval_name": rec.case.name,
+                "configuration": rec.arm.name, "run_number": rec.repeat + 1, "status": res.status,
+                "error": res.error, "execution_key": res.key,
+                "time_seconds": round(res.duration_s, 3), "tokens": res.total_tokens}
     passed, failed, errors = rec.counts
     total = passed + failed
     return {
@@ -110,7 +123,15 @@ def write_workspace(root: Path, records: list[RunRecord], benchmark: dict[str, A
                 shutil.copyfile(src, dst)
         (out / "transcript.md").write_text(rec.result.transcript, encoding="utf-8")
         _dump(out / "metrics.json", metrics_json(rec))
-        _dump(run / "grading.json", grading_json(rec))
+        if rec.valid:
+            (run / ERROR_FILE).unlink(missing_ok=True)
+            _dump(run / "grading.json", grading_json(rec))
+        else:
+            # No grading.json: skill-creator's aggregator skips a run without one (with a
+            # warning), so an error is never averaged in as a 0% run. The marker says why.
+            (run / "grading.json").unlink(missing_ok=True)
+            _dump(run / ERROR_FILE, {"status": rec.result.status, "error": rec.result.error,
+                                     "graded": False, "execution_key": rec.result.key})
         _dump(run / "timing.json", {
             "total_tokens": rec.result.total_tokens, "duration_ms": int(rec.result.duration_s * 1000),
             "total_duration_seconds": round(rec.result.duration_s, 3),

@@ -19,12 +19,18 @@ def identity_digest(identity: dict[str, Any]) -> bytes:
     return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).digest()
 
 
-def listing_digest(listing: Sequence[ListedSkill], bodies: Sequence[tuple[str, str]] = ()) -> bytes:
+def listing_digest(listing: Sequence[ListedSkill], bodies: Sequence[tuple[str, str]] = (),
+                   extras: Sequence[tuple[str, str]] = ()) -> bytes:
+    """`extras`: (name, `Skill.install_extras`) of installed skills that have any (other
+    frontmatter keys, resource files); skills with none leave the digest as it was."""
     h = hashlib.sha256()
     for s in listing:
         h.update(s.name.encode() + b"\x00" + s.description.encode() + b"\x01")
     for name, body in bodies:
         h.update(b"\x02" + name.encode() + b"\x00" + body.encode())
+    for name, extra in extras:
+        if extra:
+            h.update(b"\x03" + name.encode() + b"\x00" + extra.encode())
     return h.digest()
 
 

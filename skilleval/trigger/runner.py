@@ -156,6 +156,7 @@ class _QueryState:
     in_flight: int = 0
     triggers: int = 0
     valid: int = 0
+    installed: tuple[Skill, ...] = ()  # the folders a real backend installs
 
 
 class TrialRunner:
@@ -198,9 +199,11 @@ class TrialRunner:
         names = [s.name for s in skills]
         if len(set(names)) != len(names):
             raise UserError(f"two listed skills share a name: {sorted(n for n in names if names.count(n) > 1)[0]!r}")
-        listing = tuple(s.listed for s in skills)
+        # The model's listing follows Claude Code's rules; every folder is still installed.
+        listing = tuple(s.listed for s in skills if s.model_invocable)
         bodies = tuple((s.name, s.body) for s in skills)
-        return listing, bodies, keymod.listing_digest(listing, bodies)
+        extras = [(s.name, s.install_extras) for s in skills]
+        return listing, bodies, keymod.listing_digest(listing, bodies, extras)
 
     def key(self, ldigest: bytes, target: str, query: str, repeat: int) -> str:
         return keymod.trial_key(self._identity, ldigest, target, query, repeat)
@@ -238,7 +241,9 @@ class TrialRunner:
         lease = await self._work_lease(ldigest, skill.name, cases, settings)
         try:
             self._load_cached(ldigest, skill.name, cases, settings)  # after the lease: see its work
-            return await self._evaluate(skill, cases, listing, bodies, ldigest, label, settings)
+            installed = tuple(sorted([skill, *distractors], key=lambda s: s.name))
+            return await self._evaluate(skill, cases, listing, bodies, ldigest, label, settings,
+                                        installed)
         finally:
             if lease is not None:
                 if self.flush is not None:
@@ -274,9 +279,10 @@ class TrialRunner:
 
     async def _evaluate(self, skill: Skill, cases: Sequence[TriggerCase],
                         listing: tuple[ListedSkill, ...], bodies: tuple[tuple[str, str], ...],
-                        ldigest: bytes, label: str, settings: TriggerSettings) -> list[QueryResult]:
+                        ldigest: bytes, label: str, settings: TriggerSettings,
+                        installed: tuple[Skill, ...] = ()) -> list[QueryResult]:
         states = [_QueryState(QueryResult(c, skill.name, settings), skill, listing, bodies, ldigest,
-                              settings) for c in cases]
+                              settings, installed=installed) for c in cases]
         task = self.progress.add_task(safe(label or skill.name), total=len(cases)) if self.progress else None
         ready: deque[tuple[_QueryState, Trial]] = deque()
         for st in states:
@@ -343,7 +349,7 @@ class TrialRunner:
                     self._receive(st, repeat, cached)
                     continue
                 ready.append((st, Trial(key, q.case.id, q.case.query, st.skill.name, st.listing,
-                                        repeat, self.backend.model, st.bodies)))
+                                        repeat, self.backend.model, st.bodies, st.installed)))
                 queued += 1
             st.started += n
             if queued:

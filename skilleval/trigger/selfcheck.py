@@ -37,15 +37,16 @@ def positive_query(skill: Skill) -> str:
 
 def _trials(skill: Skill, distractors: list[Skill], query: str, label: str,
             backend: Any) -> list[Trial]:
-    listing = tuple(s.listed for s in [skill, *distractors])
-    bodies = tuple((s.name, s.body) for s in [skill, *distractors])
+    installed = (skill, *distractors)
+    listing = tuple(s.listed for s in installed if s.model_invocable)  # Claude Code's rules
+    bodies = tuple((s.name, s.body) for s in installed)
     ident = keymod.identity_digest(backend.identity())
-    ldigest = keymod.listing_digest(listing, bodies)
+    ldigest = keymod.listing_digest(listing, bodies, [(s.name, s.install_extras) for s in installed])
     out = []
     for repeat in range(REPEATS):
         key = keymod.trial_key(ident, ldigest, skill.name, f"selfcheck|{label}|{query}", repeat)
         out.append(Trial(key, f"selfcheck-{label}", query, skill.name, listing, repeat,
-                         backend.model, bodies))
+                         backend.model, bodies, installed))
     return out
 
 
@@ -105,6 +106,10 @@ async def self_check(backend: Any, skill: Skill, distractors: list[Skill], budge
         spent([r for t, r in zip(pos + neg, results) if t.key not in stored])
     pos_r, neg_r = list(results[:REPEATS]), list(results[REPEATS:])
     problems: list[str] = []
+    if not skill.model_invocable:
+        problems.append(
+            f"{skill.name!r} sets disable-model-invocation: true, so Claude Code keeps it out of "
+            "the model's listing and the model can never trigger it; there is nothing to measure.")
     invalid = [r for r in results if not r.outcome.valid]
     if len(invalid) == len(results):
         problems.append(

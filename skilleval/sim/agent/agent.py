@@ -24,7 +24,7 @@ from typing import Any
 from skilleval.domain import ListedSkill
 from skilleval.execution import EXECUTOR_MARKER
 from skilleval.sim import model as sim
-from skilleval.sim.agent.tidy import Care, tidy
+from skilleval.sim.agent.tidy import Care, tidy, unsupported
 
 _SKILL_LINE = re.compile(r"^- ([A-Za-z0-9_.:\-]+): (.*)$", re.M)
 
@@ -84,6 +84,9 @@ def agent_turn(body: dict[str, Any], seed: bytes = b"") -> list[dict[str, Any]] 
         return ([_use("read_file", {"path": p}) for p in missing]
                 + [_use("read_file", {"path": p, "encoding": "base64"}) for p in reread])
     if not any(c["name"] == "write_file" for c, _ in done):
+        why = unsupported(task, inputs)
+        if why is not None:  # never another skill's work: say so and write nothing
+            return [{"type": "text", "text": f"I cannot do this task: {why}."}]
         outputs, log = tidy(task, {p: got[p] for p in inputs if p in got},
                             Care(random.Random(int.from_bytes(own_seed[:8], "big")), guide))
         blocks: list[dict[str, Any]] = [{"type": "text", "text": "; ".join(log)}]

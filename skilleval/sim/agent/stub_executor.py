@@ -21,11 +21,10 @@ import hashlib
 import random
 from typing import Any
 
-from skilleval.domain import ListedSkill
 from skilleval.execution import (ExecutionRequest, ExecutionResult, collect_outputs,
                                  resolve_inside, snapshot)
 from skilleval.sim import model as sim
-from skilleval.sim.agent.tidy import Care, tidy
+from skilleval.sim.agent.tidy import Care, tidy, unsupported
 
 
 def _seed(key: str, salt: str) -> int:
@@ -36,7 +35,9 @@ def decide_skill(request: ExecutionRequest, model: str, params: Any = None) -> s
     """Which listed skill (if any) the simulated agent loads for this task."""
     if not request.skills:
         return None
-    listing = tuple(ListedSkill(s.name, s.description) for s in request.skills)
+    listing = tuple(s.listed for s in request.skills if s.model_invocable)  # as Claude Code lists
+    if not listing:
+        return None
     seed = hashlib.sha256(f"exec|{request.key}".encode()).digest()
     kwargs = {"params": params} if params is not None else {}
     return sim.decide(listing, request.prompt, model, seed, **kwargs).fired
@@ -49,7 +50,9 @@ def simulate_execution(request: ExecutionRequest, backend: Any = None) -> Execut
     rng = random.Random(_seed(request.key, "care"))
     before = snapshot(request.sandbox)
     inputs = {p: resolve_inside(request.sandbox, p).read_bytes() for p in request.input_files}
-    outputs, log = tidy(request.prompt, inputs, Care(rng, guide))
+    why = unsupported(request.prompt, request.input_files)  # (the backend refuses these first)
+    outputs, log = ({}, [f"cannot do this task: {why}"]) if why else tidy(request.prompt, inputs,
+                                                                           Care(rng, guide))
 
     steps: list[str] = [f"## Task\n\n{request.prompt}\n"]
     tool_calls: dict[str, int] = {}

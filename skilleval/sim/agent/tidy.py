@@ -70,6 +70,19 @@ def output_paths(prompt: str) -> list[str]:
     return seen
 
 
+_TABLES = (".csv", ".tsv", ".txt")
+
+
+def unsupported(prompt: str, input_files: "list[str] | tuple[str, ...]") -> str | None:
+    """Why this worker cannot do the task, or None. It reads delimited text and writes a
+    table the prompt names; asked for anything else it would only invent output."""
+    if not any(f.lower().endswith(_TABLES) for f in input_files):
+        return "the task has no CSV/TSV input file"
+    if not any(o.lower().endswith(_TABLES) for o in output_paths(prompt)):
+        return "the prompt names no CSV/TSV output under outputs/"
+    return None
+
+
 def input_paths(prompt: str, available: list[str]) -> list[str]:
     """Inputs in the order the prompt mentions them (then any others)."""
     order = sorted(available, key=lambda p: (prompt.find(p) if p in prompt else 10**9, p))
