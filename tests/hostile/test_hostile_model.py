@@ -29,7 +29,8 @@ def test_hostile_tool_calls_stay_in_the_sandbox_and_leak_no_host_path(make_skill
     r = cli.run("+experiment=functional_eval", "backend=anthropic_api", f"backend.base_url={sim.url}",
                 "functional.runs=1", "functional.only=[2]", "functional.bootstrap=50",
                 "functional.analyze=false", timeout=300)
-    assert r.returncode == 0, r.stderr
+    # the hostile model only makes hostile calls, so no arm writes an output: not measured (3)
+    assert r.returncode == 3 and "no arm wrote any output" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and "\x1b[2J" not in r.stdout + r.stderr
     rows = json.loads(cli.run("sql", "select transcript, errors from executions", "--format", "json",
                               check=0).stdout)

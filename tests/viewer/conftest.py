@@ -75,7 +75,10 @@ def add_hostile_trial(store: Path, run_id: str) -> None:
     from skilleval.store.schema import SCHEMA_VERSION
 
     s = Store(store)
-    row = s.query("select * from trials where run_id = ? limit 1", [run_id]).to_pylist()[0]
+    # a trial of the HOSTILE-Q1 query (the one the browser test opens), chosen explicitly: a
+    # bare LIMIT 1 returns whichever row the view's plan yields first
+    row = s.query("select * from trials where run_id = ? and query like '%HOSTILE-Q1%' "
+                  "order by repeat limit 1", [run_id]).to_pylist()[0]
     row.update(ts=dt.datetime.now(dt.timezone.utc), key="hostile-" + row["key"], repeat=99,
                excerpt=f"</script><script>{SENTINEL}</script><img src=x onerror={SENTINEL}> HOSTILE-EXCERPT",
                schema_version=SCHEMA_VERSION)
