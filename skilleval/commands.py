@@ -1,7 +1,6 @@
 """The non-Hydra verbs: `sql`, `plugins`, `validate`, `package`."""
 from __future__ import annotations
 
-import argparse
 import csv
 import datetime as dt
 import decimal
@@ -9,7 +8,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Callable, NoReturn
+from typing import Callable
 
 import duckdb
 from rich.console import Console
@@ -17,13 +16,7 @@ from rich.table import Table
 
 from skilleval.errors import UserError
 from skilleval.terminal import safe, visible_line
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports bad usage as a UserError (exit 2, one line)."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UserError(f"{self.prog}: {message}")
+from skilleval.cliargs import ArgParser as _Parser
 
 
 def _json_value(value: object) -> object:

@@ -2,17 +2,17 @@
 ``trigger_eval`` and ``trigger_opt`` print (`warn_before_run`)."""
 from __future__ import annotations
 
-import argparse
 import json
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from rich.console import Console
 from rich.markup import escape
 
 from skilleval.errors import UserError
 from skilleval.evalsets.text import term
+from skilleval.cliargs import ArgParser as _Parser
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
@@ -21,11 +21,6 @@ if TYPE_CHECKING:
 
 
 SHOWN_BEFORE_RUN = 8
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UserError(f"{self.prog}: {message}")
 
 
 def _unit(name: str, value: float, low: float, high: float, *, closed_low: bool = False) -> float:

@@ -15,14 +15,13 @@ nothing: rows are keyed by content and existing keys are skipped.
 """
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import hashlib
 import json
 import re
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from skilleval.errors import UserError
 from skilleval.execution import OutputFile, store_blobs
@@ -32,6 +31,7 @@ from skilleval.functional.workspace import ERROR_FILE
 from skilleval.store.catalog import Store, resolve_root
 from skilleval.store.schema import SCHEMA_VERSION
 from skilleval.terminal import visible_line
+from skilleval.cliargs import ArgParser as _Parser
 
 ROLE = {"with_skill": "primary", "new_skill": "primary", "without_skill": "baseline", "old_skill": "baseline"}
 
@@ -174,11 +174,6 @@ def import_workspace(root: Path, store: Store, skill: str | None = None) -> dict
             "skipped_files": sorted(set(files.skipped)),
             "evals": len({r["eval_id"] for r in exec_rows}),
             "configurations": sorted({r["arm"] for r in exec_rows})}
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UserError(f"{self.prog}: {message}")
 
 
 def import_main(argv: list[str]) -> int:

@@ -6,7 +6,7 @@ import sys
 
 from rich.console import Console
 
-from skilleval.commands import _Parser
+from skilleval.cliargs import ArgParser as _Parser
 from skilleval.errors import UserError
 
 

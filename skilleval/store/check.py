@@ -7,19 +7,13 @@ quarantined, half-written ``*.parquet.tmp`` files a killed writer left, and runs
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
-from typing import NoReturn
 
 from skilleval.errors import UserError
 from skilleval.store.health import QUARANTINE, find_problems, quarantine
 from skilleval.terminal import visible_line
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UserError(f"{self.prog}: {message}")
+from skilleval.cliargs import ArgParser as _Parser
 
 
 def check_main(argv: list[str]) -> int:

@@ -16,7 +16,6 @@ written twice by two jobs stays twice, as it was). One compaction runs at a time
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import posixpath
@@ -24,13 +23,14 @@ import socket
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Iterator, NoReturn
+from typing import Iterator
 
 import pyarrow as pa
 
 from skilleval.errors import UserError
 from skilleval.store.fs import StoreLocation
 from skilleval.store.parts import COMPACT_PREFIX, REPLACES_KEY, relative, replaces, table_parts
+from skilleval.cliargs import ArgParser as _Parser
 
 LOCK_NAME = ".compact.lock"
 
@@ -177,11 +177,6 @@ class _lock:
         except PermissionError:
             return False
         return False
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UserError(f"{self.prog}: {message}")
 
 
 def compact_main(argv: list[str]) -> int:

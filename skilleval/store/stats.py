@@ -6,15 +6,13 @@ the next `skilleval store compact` deletes them; readers already skip them.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from dataclasses import asdict, dataclass
-from typing import NoReturn
 
-from skilleval.errors import UserError
 from skilleval.store.fs import StoreLocation
 from skilleval.store.parts import is_compacted, table_parts
+from skilleval.cliargs import ArgParser as _Parser
 
 SMALL_ROWS = 100_000
 
@@ -43,11 +41,6 @@ def store_stats(loc: StoreLocation) -> list[ViewStats]:
             small_parts=sum(1 for r in rows if r < SMALL_ROWS), rows=sum(rows),
             bytes=sum(loc.size(p) for p in parts.live), dead_parts=len(parts.dead)))
     return out
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UserError(f"{self.prog}: {message}")
 
 
 def stats_main(argv: list[str]) -> int:

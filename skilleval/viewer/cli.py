@@ -1,18 +1,12 @@
 """The two verbs: ``skilleval view`` (live, loopback) and ``skilleval report`` (one file)."""
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
-from typing import NoReturn
 
 from skilleval.errors import UserError
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UserError(f"{self.prog}: {message}")
+from skilleval.cliargs import ArgParser as _Parser
 
 
 def _store(path: str | None):  # noqa: ANN202 - Store
