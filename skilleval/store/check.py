@@ -24,9 +24,12 @@ def check_main(argv: list[str]) -> int:
     p.add_argument("--quarantine", action="store_true", help="move unreadable parts to _quarantine/")
     args = p.parse_args(argv)
     try:
-        root = Path(resolve_root(args.store))
+        resolved = resolve_root(args.store)
     except (RuntimeError, OSError) as exc:
         raise UserError(f"store root {args.store}: {exc}") from None
+    if isinstance(resolved, str):  # an object-store URL: parts are checked where they are written
+        raise UserError(f"--store {resolved}: `store check` reads a local store only")
+    root = Path(resolved)
     if not root.is_dir():
         raise UserError(f"store not found: {root}")
     problems: list[str] = []

@@ -83,3 +83,10 @@ def test_store_check_on_a_clean_store(skilleval_cli) -> None:
     assert r.returncode == 0 and r.stdout == "" and "0 problem(s)" in r.stderr
     bad = skilleval_cli.run("store", "nope")
     assert bad.returncode == 2 and "unknown subcommand 'nope'" in bad.stderr
+
+
+def test_store_check_on_an_object_store_url_says_so(skilleval_cli) -> None:
+    """It once read `s3://b/p` as a local path and answered 'store not found: s3:/b/p'."""
+    r = skilleval_cli.run("store", "check", "--store", "s3://bucket/prefix", check=2)
+    assert r.stderr.strip().splitlines() == [
+        "skilleval: error: --store s3://bucket/prefix: `store check` reads a local store only"]
