@@ -1,31 +1,40 @@
 """Benchmark: trigger trials through the real `claude` CLI against serve-sim, at default settings.
 
-    python benchmarks/cli_orchestration.py [--trials 60] [--probe 6] [--compare 8]
+    python benchmarks/cli_orchestration.py [--trials 60] [--probe 6] [--repeats 3] [--compare 8]
 
 The CLI is CPU-bound (a trial costs about 0.45 s of CPU), so the floor for N trials on C
 usable CPUs is N x (CPU seconds per trial) / C. This script measures, in one run:
 
-1. CPU seconds per trial, from a serial pass of ``--probe`` trials (the children's rusage);
+1. CPU seconds per trial, from serial passes of ``--probe`` trials (the children's rusage),
+   one before each timed pass and one after the last, after one untimed warm-up trial (the
+   first CLI start reads node's caches from disk and costs more);
 2. the wall time of ``--trials`` trials at the default settings (trigger.concurrency's
    default of 8 trials in flight, the backend's default process cap), and prints
    wall / floor (target <= 1.05);
 3. API requests per trial, counted by serve-sim (target exactly 1.00: the CLI stops at
    the decision);
-4. with ``--compare K``, the same at K CLI processes at once (the old default was 8).
+4. with ``--compare K``, the same at K CLI processes at once (the old default was 8), and
+   the paired ratio of wall times against the default with a 95 % interval over passes.
 
 Other work on the machine inflates the wall time and so the ratio; the CPU figure is taken
-in the same run, so the ratio stays comparable between runs on a quiet machine.
+in the same run, so the ratio stays comparable between runs on a quiet machine. With
+``--repeats R`` the timed pass is made R times, each against the mean of the probes around it,
+and the median ratio is printed beside each one.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import resource
+import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _ci import ratio_ci  # noqa: E402
 
 from skilleval.backends.claude_cli import ClaudeCliBackend, ClaudeCliParams  # noqa: E402
 from skilleval.backends.cli_process import usable_cpus  # noqa: E402
@@ -80,6 +89,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=60)
     parser.add_argument("--probe", type=int, default=6, help="serial trials that measure CPU per trial")
+    parser.add_argument("--repeats", type=int, default=3, help="timed passes (median reported)")
     parser.add_argument("--compare", type=int, nargs="*", default=[],
                         help="also run at these CLI process caps (e.g. 8, the old default)")
     args = parser.parse_args()
@@ -92,20 +102,41 @@ def main() -> int:
         default = ClaudeCliBackend(ClaudeCliParams(executable=claude, model="sim-1", base_url=sim.url))
         print(f"claude {default.cli_version}, {cpus} usable CPUs, default CLI processes at once: "
               f"{default.max_processes}, {args.trials} trials ({TRIGGER_CONCURRENCY} in flight)")
-        _, probe_cpu, _, _ = measure(sim, default, make_trials(args.probe, "probe-"), 1)
-        per_trial_cpu = probe_cpu / args.probe
-        floor = args.trials * per_trial_cpu / cpus
-        print(f"CPU per trial (serial probe of {args.probe}): {per_trial_cpu:.3f} s; "
-              f"floor for {args.trials} trials: {floor:.2f} s")
-        print(f"{'processes':>9} {'wall s':>8} {'wall/floor':>11} {'busy CPUs':>10} {'API calls/trial':>16}")
+        measure(sim, default, make_trials(1, "warm-"), 1)
+
+        def probe(tag: str) -> float:
+            _, cpu, _, _ = measure(sim, default, make_trials(args.probe, tag), 1)
+            return cpu / args.probe
         runs = [(default.max_processes, default)] + [
             (k, ClaudeCliBackend(ClaudeCliParams(executable=claude, model="sim-1", base_url=sim.url,
                                                  concurrency=k))) for k in args.compare]
-        for label, backend in runs:
-            wall, cpu, calls, errors = measure(sim, backend, make_trials(args.trials, f"p{label}-"),
-                                               TRIGGER_CONCURRENCY)
-            print(f"{label:>9} {wall:>8.2f} {wall / floor:>11.3f} {cpu / wall:>10.2f} {calls:>16.2f}"
-                  + (f"  ({errors} errors)" if errors else ""))
+        print(f"{'pass':>4} {'processes':>9} {'CPU/trial':>10} {'floor s':>8} {'wall s':>8} "
+              f"{'wall/floor':>11} {'busy CPUs':>10} {'API calls/trial':>16}")
+        ratios: dict[int, list[float]] = {label: [] for label, _ in runs}
+        before = probe("probe-0-")
+        for rep in range(args.repeats):
+            timed = []
+            for label, backend in runs:
+                timed.append((label, *measure(sim, backend, make_trials(args.trials, f"r{rep}p{label}-"),
+                                               TRIGGER_CONCURRENCY)))
+            after = probe(f"probe-{rep + 1}-")
+            per_trial_cpu = (before + after) / 2
+            floor = args.trials * per_trial_cpu / cpus
+            for label, wall, cpu, calls, errors in timed:
+                ratios[label].append(wall / floor)
+                print(f"{rep + 1:>4} {label:>9} {per_trial_cpu:>10.3f} {floor:>8.2f} {wall:>8.2f} "
+                      f"{wall / floor:>11.3f} {cpu / wall:>10.2f} {calls:>16.2f}"
+                      + (f"  ({errors} errors)" if errors else ""))
+            before = after
+        for label, values in ratios.items():
+            print(f"processes {label}: median wall/floor {statistics.median(values):.3f} "
+                  f"over {len(values)} passes (target <= 1.05 at the default, "
+                  f"{default.max_processes})")
+        base = ratios[default.max_processes]
+        for label, values in list(ratios.items())[1:]:
+            ratio, low, high = ratio_ci(values, base)
+            print(f"wall at {label} / wall at the default {default.max_processes}: {ratio:.3f} "
+                  f"(paired 95 % CI {low:.3f}-{high:.3f} over {len(values)} passes)")
     return 0
 
 
