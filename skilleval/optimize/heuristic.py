@@ -204,7 +204,9 @@ def _first_sentences(text: str, limit: int) -> str:
 
 
 def _lower_first(s: str) -> str:
-    return s[:1].lower() + s[1:] if s[:2].upper() != s[:2] else s
+    """Lower-case a sentence's first letter, unless the first word is an acronym ("CSV")."""
+    first = s.split(" ", 1)[0]
+    return s if len(first) > 1 and first.isupper() else s[:1].lower() + s[1:]
 
 
 def _join(items: Sequence[str], last: str = "or") -> str:
@@ -218,6 +220,8 @@ def _join(items: Sequence[str], last: str = "or") -> str:
 
 # (body units, extra terms, exclusions per false trigger, summary chars) per variant shape
 _SHAPES = [(3, 4, 1, 260), (5, 8, 1, 200), (1, 10, 1, 140)]
+# at most this many of the author's own "when to use" cases go in
+_MAX_STATED = 6
 
 
 def rewrite(inp: Inputs, variant: int = 0, *, max_chars: int = 1024) -> str:
@@ -266,9 +270,18 @@ def rewrite(inp: Inputs, variant: int = 0, *, max_chars: int = 1024) -> str:
         gain = sum(intent.get(s, 0.0) for s in us) - 0.7 * len(us & lure)
         return u.prior * gain / max(1.0, len(us)) ** 0.5
 
-    ranked = sorted((u for u in units if not _NEGATION.search(u.text) and unit_score(u) > 0),
-                    key=lambda u: (-unit_score(u), units.index(u)))
-    chosen = [u.text for u in ranked[:n_units]]
+    stated = [u for u in units if u.scope and not _NEGATION.search(u.text)]
+    if stated:
+        # The author wrote when the skill applies: state every case of it, in the author's
+        # order, not only the ones this train sample happens to exercise (those would fit the
+        # description to the sample; the author's list is about the requests to come). Only a
+        # long list is cut, to the cases that best cover the positives.
+        keep = sorted(stated, key=lambda u: (-unit_score(u), units.index(u)))[:_MAX_STATED]
+        chosen = [u.text for u in stated if u in keep]
+    else:
+        ranked = sorted((u for u in units if not _NEGATION.search(u.text) and unit_score(u) > 0),
+                        key=lambda u: (-unit_score(u), units.index(u)))
+        chosen = [u.text for u in ranked[:n_units]]
     purpose = _first_sentences(summary, summary_len) if summary else f"The {inp.skill_name} skill."
     covered = stems(purpose) | {s for u in chosen for s in stems(u)}
 
@@ -297,8 +310,18 @@ def rewrite(inp: Inputs, variant: int = 0, *, max_chars: int = 1024) -> str:
 
     parts = [purpose.rstrip(".") + "."]
     if chosen:
-        lead = ("Use this skill when the user is" if variant % 2 == 0 else "Use it for")
-        parts.append(f"{lead} {_join([_lower_first(u.rstrip('.')) for u in chosen])}.")
+        # Cases that open with a verb in -ing ("turning notes into minutes") follow "use it
+        # for"; the others are situations ("the user pastes a transcript", "a Docker image is
+        # too large") and follow "when". One lead for both read "when the user is the user
+        # pastes ...".
+        cases = [_lower_first(u.rstrip(".")) for u in chosen]
+        doing = [c for c in cases if c.split()[0].lower().endswith("ing")]
+        when = [c for c in cases if c not in doing]
+        if doing:
+            lead = "Use this skill for" if variant % 2 == 0 else "Use it for"
+            parts.append(f"{lead} {_join(doing)}.")
+        if when:
+            parts.append(f"{'Also use it' if doing else 'Use this skill'} when {_join(when)}.")
     if extra_words:
         lead = "Also use it for requests that mention" if chosen else "Use this skill whenever the user mentions"
         parts.append(f"{lead} {_join(extra_words)}.")
