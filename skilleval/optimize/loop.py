@@ -5,7 +5,9 @@ then asks the proposer for ``optimize.candidates`` descriptions (it sees train f
 train scores only) and screens each on train + validation with one run per query
 (``optimize.screen``); the screen ranks them (`selection.rank_key`), and only the top one
 gets its remaining runs (which reuse the screen's trials: same keys), unless it does not
-even beat the incumbent on the screen. It replaces the incumbent only on a paired win
+even beat the incumbent on the screen. A lone candidate (``candidates=1``, or one left by
+``prescreen``) is screened the same way, so a proposal that loses on its first run per
+query costs one run per query, not all of them. It replaces the incumbent only on a paired win
 (`selection.compare`). Trials are cached, so a description met before costs nothing. The loop stops
 when the incumbent passes every train and validation query, at ``max_iterations``, after
 ``patience`` iterations without a replacement, when the proposer has nothing new, or when
@@ -191,7 +193,7 @@ class Optimizer:
             if self.prescreen is not None:
                 proposals = await self.prescreen.select(self, it, proposals)
             new: list[Entry] = []
-            screen = screening(self.opt) and len(proposals) > 1
+            screen = screening(self.opt)
             for k, prop in enumerate(proposals):
                 train, val = await self.evaluate(prop.description, f"iter {it} cand {k + 1}",
                                                  screen=screen)

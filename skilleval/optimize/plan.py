@@ -16,7 +16,7 @@ class OptimizeSettings:
     patience: int = 2
     alpha: float = 0.1
     paired_test: str = "mcnemar"  # mcnemar | sign
-    screen: bool = True  # rank candidates on one run per query; only the top one gets all runs
+    screen: bool = True  # one run per query first; only a top candidate that beats the incumbent gets all runs
     apply: bool = False
     resume: bool = True
     prescreen: str | None = None  # a free proxy backend (e.g. embed) ranks proposals first
@@ -82,4 +82,7 @@ def make_plan(split: Split, runs: int, opt: OptimizeSettings, proposer: Any) -> 
 
 
 def screening(opt: OptimizeSettings) -> bool:
-    return opt.screen and opt.candidates > 1
+    """Whether each candidate first gets one run per query (see the loop's docstring). A lone
+    candidate is screened too: one that does not even beat the incumbent on that run is
+    rejected without paying for its other runs."""
+    return opt.screen

@@ -119,3 +119,19 @@ def test_multirun_sweeps_into_one_store(cli):
                    "count(distinct run_key) as keys from candidates")
     assert rows == [{"jobs": 4, "sweeps": 1, "keys": 4}]
     assert len(cli.results()) == 4
+
+
+def test_a_lone_candidate_that_loses_its_screen_gets_no_more_runs(cli):
+    """optimize.candidates=1 is screened too (issue 8 item 9: spend the calls where they
+    inform the choice): a candidate that does not beat the incumbent on one run per query
+    is rejected there, and the calls it would have taken are not made."""
+    out = cli.run("+experiment=trigger_opt", "optimize.candidates=1", "progress=false")
+    assert out.returncode == 0, out.stderr
+    [res] = cli.results()
+    screened = [h for h in res["history"] if h["decision"].startswith("rejected on the screen")]
+    assert screened, [h["decision"] for h in res["history"]]
+    tv = res["train_size"] + res["validation_size"]
+    for h in screened:  # one run per train and validation query, nothing more
+        runs = sum(r["runs"] for r in h["train_results"]) + \
+            sum(r["runs"] for r in h["validation_results"])
+        assert runs == tv, (runs, tv)
