@@ -275,8 +275,10 @@ def rewrite(inp: Inputs, variant: int = 0, *, max_chars: int = 1024) -> str:
         # The author wrote when the skill applies: state every case of it, in the author's
         # order, not only the ones this train sample happens to exercise (those would fit the
         # description to the sample; the author's list is about the requests to come). Only a
-        # long list is cut, to the cases that best cover the positives.
-        keep = sorted(stated, key=lambda u: (-unit_score(u), units.index(u)))[:_MAX_STATED]
+        # long list is cut, to the cases that best cover the positives, and each later round
+        # of variants (a writer asked not to repeat an attempt) leaves out one more of them.
+        cap = max(1, min(_MAX_STATED, len(stated)) - variant // len(_SHAPES))
+        keep = sorted(stated, key=lambda u: (-unit_score(u), units.index(u)))[:cap]
         chosen = [u.text for u in stated if u in keep]
     else:
         ranked = sorted((u for u in units if not _NEGATION.search(u.text) and unit_score(u) > 0),

@@ -48,3 +48,12 @@ def test_the_use_case_list_reads_as_english() -> None:
         text = heuristic.rewrite(_inputs(), variant)
         assert "the user is the user" not in text.lower(), text
         assert "the user pastes or attaches a transcript" in text and ", the user pastes" not in text, text
+
+
+def test_a_writer_asked_not_to_repeat_still_has_new_shapes() -> None:
+    # The simulated model tries variant, variant+3, +6, +9 when its answer was tried before;
+    # stating every listed case must not make those rounds collapse into one text.
+    texts = [heuristic.rewrite(_inputs(), v) for v in range(12)]
+    for v in range(3):
+        rounds = texts[v::3]
+        assert len(set(rounds)) == len(rounds), rounds
