@@ -11,9 +11,9 @@ from skilleval.optimize.splitters import Split
 
 @dataclass
 class OptimizeSettings:
-    candidates: int = 2  # see conf/optimize/default.yaml for why 2 and 2
+    candidates: int = 1  # see conf/optimize/default.yaml for why 1 and 3
     max_iterations: int = 5
-    patience: int = 2
+    patience: int = 3
     alpha: float = 0.1
     paired_test: str = "mcnemar"  # mcnemar | sign
     screen: bool = True  # one run per query first; only a top candidate that beats the incumbent gets all runs
