@@ -40,8 +40,8 @@ class EmbedBackend(BaseBackend):
     def __init__(self, params: EmbedParams) -> None:
         import numpy as np
 
-        from skilleval.backends.embed_calibration import load_calibration
         from skilleval.backends.embed_cache import EmbeddingCache
+        from skilleval.backends.embed_calibration import load_calibration
         from skilleval.backends.embed_model import MODEL_NAME, shared_encoder
         from skilleval.errors import UserError
 

@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 CALIBRATION_FILE = Path(__file__).with_name("embed_calibration.json")
 CALIBRATION_SET = Path(__file__).with_name("embed_calibration_set.json")
@@ -155,7 +156,7 @@ def centred_vectors(encode: Callable[[list[str]], Any], center: Any) -> Callable
     """A memoised text -> unit vector with the calibration mean removed."""
     import numpy as np
 
-    @lru_cache(maxsize=None)
+    @cache
     def vector(text: str) -> Any:
         v = encode([text])[0] - center
         return v / max(float(np.linalg.norm(v)), 1e-12)

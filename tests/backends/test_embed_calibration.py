@@ -11,7 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from skilleval.backends.embed_calibration import ACCEPTANCE_SETS, CALIBRATION_FILE, calibration_rows
+from skilleval.backends.embed_calibration import (
+    ACCEPTANCE_SETS,
+    CALIBRATION_FILE,
+    calibration_rows,
+)
 from skilleval.backends.embed_features import choice_probabilities, parse
 from skilleval.datasets import default_cases_path, load_trigger_cases
 from skilleval.domain import ListedSkill
