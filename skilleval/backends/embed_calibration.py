@@ -26,7 +26,9 @@ centring vector is computed once on all calibration queries, also for the folds)
 The acceptance sets (``ACCEPTANCE_SETS``: changelog-writer, csv-tidy, the unseen
 bank-reconciliation fixture) and meeting-minutes (same skill as the older unseen fixture)
 never enter the fit; ``tests/backends/test_embed_calibration.py`` checks that.
-Refit with ``python -m skilleval.backends.embed_calibration``.
+Refit with ``python -m skilleval.backends.embed_calibration``. The encoder itself was chosen
+by the same leave-one-skill-out loss (``benchmarks/embed_model_choice.py``), never by the
+acceptance sets' scores.
 """
 from __future__ import annotations
 
@@ -97,20 +99,28 @@ def _accuracy(theta: tuple[float, float], feats: list[Any], labels: Any) -> floa
     return sum(hits) / len(hits)
 
 
-def fit() -> dict[str, Any]:
-    """Fit intercept and slope on the calibration set (see the module docstring)."""
+def fit(encode: Callable[[list[str]], Any] | None = None, model: str | None = None,
+        per_row: bool = False) -> dict[str, Any]:
+    """Fit intercept and slope on the calibration set (see the module docstring).
+
+    ``encode`` and ``model`` default to the shipped encoder; another sentence encoder can be
+    passed to compare models by the same leave-one-skill-out loss
+    (``benchmarks/embed_model_choice.py``). ``per_row`` adds each row's held-out log loss
+    (``loso_row_loss``, in calibration-set order) for a paired comparison of encoders."""
     import numpy as np
 
     from skilleval.backends.embed_features import EXCLUSION_PENALTY, parse, skill_scores
-    from skilleval.backends.embed_model import MODEL_NAME, shared_encoder
     from skilleval.config import example_distractors
     from skilleval.skills import load_skill
 
+    if encode is None:
+        from skilleval.backends.embed_model import MODEL_NAME, shared_encoder
+
+        encode, model = shared_encoder().encode, MODEL_NAME
     rows = calibration_rows()
-    enc = shared_encoder()
-    raw = {t: enc.encode([t])[0] for t in {r[3] for r in rows}}
+    raw = {t: encode([t])[0] for t in {r[3] for r in rows}}
     center = np.mean([raw[q] for q in sorted(raw)], axis=0)
-    vector = centred_vectors(enc.encode, center)
+    vector = centred_vectors(encode, center)
     distractors = [load_skill(p) for p in example_distractors()]
     others = [parse(d.name, d.description) for d in distractors]
     feats = [np.array(skill_scores([parse(ex, desc), *others], vector(q), vector)[0])
@@ -119,15 +129,18 @@ def fit() -> dict[str, Any]:
     intercept, slope, loss = _fit_two(feats, labels)
     folds = sorted({r[0] for r in rows})
     cv_loss, cv_acc = [], []
+    row_loss = [0.0] * len(rows)
     for held in folds:
         train = [i for i, r in enumerate(rows) if r[0] != held]
         test = [i for i, r in enumerate(rows) if r[0] == held]
         a, b, _ = _fit_two([feats[i] for i in train], labels[train])
-        cv_loss.append(_nll(np.array([a, b]), [feats[i] for i in test], labels[test]) * len(test))
+        for i in test:
+            row_loss[i] = _nll(np.array([a, b]), [feats[i]], labels[[i]])
+        cv_loss.append(sum(row_loss[i] for i in test))
         cv_acc.append(_accuracy((a, b), [feats[i] for i in test], labels[test]) * len(test))
     digest = hashlib.sha256(json.dumps([r[1:] for r in rows]).encode()).hexdigest()
     return {
-        "model": MODEL_NAME,
+        "model": model,
         "intercept": round(intercept, 6), "slope": round(slope, 6),
         "exclusion_penalty": EXCLUSION_PENALTY,
         "feature": "centred cosine(query, name + description without exclusions), minus the "
@@ -149,7 +162,7 @@ def fit() -> dict[str, Any]:
         "leave_one_skill_out": {"log_loss": round(sum(cv_loss) / len(rows), 6),
                                 "accuracy": round(sum(cv_acc) / len(rows), 4)},
         "center": [round(float(v), 6) for v in center],
-    }
+    } | ({"loso_row_loss": row_loss} if per_row else {})
 
 
 def centred_vectors(encode: Callable[[list[str]], Any], center: Any) -> Callable[[str], Any]:

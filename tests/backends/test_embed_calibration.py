@@ -114,3 +114,28 @@ def test_unseen_paraphrased_set_beats_a_constant_answer(backend) -> None:
                                           [load_skill(p) for p in example_distractors()]))
     passed = [r.passed for r in results]
     assert None not in passed and sum(passed) / len(passed) >= 0.65
+
+
+def test_fit_takes_another_encoder_and_reports_per_row_held_out_loss() -> None:
+    """benchmarks/embed_model_choice.py compares encoders through fit(encode, model): the
+    encoder passed in is the one used, and the per-row held-out losses add up to the LOSO loss."""
+    import numpy as np
+
+    from skilleval.backends.embed_calibration import fit
+
+    def bag_of_words(texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                out[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % 64] += 1.0
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+    res = fit(bag_of_words, "bag-of-words", per_row=True)
+    shipped = json.loads(CALIBRATION_FILE.read_text())
+    assert res["model"] == "bag-of-words" and len(res["center"]) == 64
+    assert res["data"]["sha256"] == shipped["data"]["sha256"]
+    rows = res["loso_row_loss"]
+    assert len(rows) == shipped["data"]["rows"] and min(rows) > 0
+    assert abs(sum(rows) / len(rows) - res["leave_one_skill_out"]["log_loss"]) < 1e-5
+    assert res["leave_one_skill_out"]["log_loss"] != shipped["leave_one_skill_out"]["log_loss"]
+    assert "loso_row_loss" not in fit(bag_of_words, "bag-of-words")
