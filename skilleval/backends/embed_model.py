@@ -22,9 +22,9 @@ declares no licence; no PyPI package ships bge-small-en-v1.5's weights.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -107,7 +107,7 @@ class Encoder:
         for i in range(self.layers):
             p = f"encoder.layer.{i}."
 
-            def lin(t: np.ndarray, name: str) -> np.ndarray:
+            def lin(t: np.ndarray, name: str, p: str = p) -> np.ndarray:
                 return t @ w[p + name + ".weight"] + w[p + name + ".bias"]
 
             q = lin(x, "attention.self.query").reshape(n, h, hd).transpose(1, 0, 2)
