@@ -160,8 +160,9 @@ def metrics(t: RoutingTally, confidence: float) -> dict[str, Any]:
 
 
 def run_routing(job: "JobContext") -> int:
-    from rich.markup import escape
     from rich.table import Table
+
+    from skilleval.terminal import safe as escape  # rich markup *and* control characters
 
     from skilleval.trigger.experiment import run_self_check
     from skilleval.trigger.runner import require_measured
@@ -182,7 +183,7 @@ def run_routing(job: "JobContext") -> int:
     others = [s for s in others if s.name != anchor.name]
     trigger_cases = [TriggerCase(c.id, c.query, c.expected is not None) for c in cases]
     job.console.print(f"[bold]routing[/bold]: {len(cases)} queries × {settings.runs} runs, "
-                      f"{len(skills)} skills + {len(filler)} catalog, backend {job.backend.name}")
+                      f"{len(skills)} skills + {len(filler)} catalog, backend {escape(job.backend.name)}")
     job.run(run_self_check(job, anchor, others))
     with job.progress():
         # The runner's target only names the trials; routing reads which skill fired.
