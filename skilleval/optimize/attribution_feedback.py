@@ -20,7 +20,7 @@ What it costs, and why it is honest:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -87,9 +87,12 @@ class AttributionFeedback:
         return self._done[description]
 
     def summary(self) -> dict[str, Any]:
+        """Counts, and every table the proposer was given (by the description it explains)."""
         return {"method": "leave-one-out on train", "tables": self.tables,
                 "skipped_single_sentence": self.skipped, "calls_made": self.calls_made,
-                "calls_cached": self.calls_cached}
+                "calls_cached": self.calls_cached,
+                "by_description": [{"description": d, "sentences": [asdict(e) for e in t]}
+                                   for d, t in self._done.items() if t]}
 
 
 def _interval(per_query: np.ndarray, confidence: float, seed: int

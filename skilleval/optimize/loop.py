@@ -356,6 +356,8 @@ def run_trigger_opt(job: "JobContext") -> int:
     state.calls += calls
     state.cost_usd += o.runner.cost_usd + o.proposer_cost
     result = report.build_results(o, state, tests, calls=calls, partial_test=partial_test)
+    if o.attribution is not None:  # its calls are inside `calls`; this is their share
+        result["attribution"] = o.attribution.summary()
     report.write_outputs(o, result)
     report.print_summary(o, state, tests, result)
     job.summary.update(calls_made=calls, calls_cached=o.runner.calls_cached,
@@ -365,7 +367,7 @@ def run_trigger_opt(job: "JobContext") -> int:
                            "backend": o.prescreen.backend_name, "dropped": o.prescreen.dropped,
                            "iterations": o.prescreen.log},
                        original_test=result.get("original_test_score"),
-                       attribution=None if o.attribution is None else o.attribution.summary(),
+                       attribution=result.get("attribution"),
                        gate_metrics=gate_estimates((result.get("test") or {}).get("best") or {}))
     if opt.apply:
         from skilleval.optimize.apply import apply_best

@@ -36,6 +36,9 @@ class OptimizeSettings:
 
         s = cls(**(values or {}))
         for f in fields(cls):
+            if f.type == "bool" and not isinstance(getattr(s, f.name), bool):
+                raise UserError(f"optimize.{f.name} must be true or false, got "
+                                f"{getattr(s, f.name)!r}")
             if f.type in ("int", "float"):
                 setattr(s, f.name, checked_number(f"optimize.{f.name}", getattr(s, f.name),
                                                   int if f.type == "int" else float))

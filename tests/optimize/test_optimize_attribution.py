@@ -76,6 +76,12 @@ def test_stub_prompt_has_the_table_and_its_calls_are_counted(cli, tmp_path: Path
     s = _summary(cli)
     a = s["attribution"]
     assert a["tables"] == 1 and a["calls_made"] > 0 and a["calls_cached"] > 0  # incumbent reused
+    res = cli.results()[-1]
+    assert res["attribution"] == a and res["calls"] == s["calls_made"]
+    [table] = a["by_description"]
+    assert [e["sentence"] for e in table["sentences"]] == SENTENCES
+    assert all(e["recall"]["queries"] + e["false_trigger_rate"]["queries"] == 10
+               for e in table["sentences"])  # the 10 train queries, nothing held out
     # The loop itself is unchanged (the stub's simulated proposer ignores the table), so every
     # extra call of this run is the attribution's, and each one is a stored trial.
     assert s["calls_made"] - base["calls_made"] == a["calls_made"]
@@ -90,10 +96,13 @@ def test_stub_prompt_has_the_table_and_its_calls_are_counted(cli, tmp_path: Path
     assert {r["split"] for r in rows if r["description"] in loo} == {"train"}
 
 
-def test_stub_proposer_with_attribution_is_bad_input(cli) -> None:
-    out = cli.run(*ARGS, "optimize.attribution=true", "proposer=stub")
+@pytest.mark.parametrize("bad", ["proposer=stub", "optimize.attribution=maybe"])
+def test_bad_attribution_settings_are_exit_2(cli, bad: str) -> None:  # noqa: ANN001
+    out = cli.run(*ARGS, "optimize.attribution=true", bad)
     assert out.returncode == 2, out.stderr
-    assert "attribution" in out.stderr and "Traceback" not in out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.strip()
+             and not line.startswith("Error executing job")]
+    assert len(lines) == 1 and "attribution" in lines[0] and "Traceback" not in out.stderr
 
 
 @pytest.mark.usefixtures("sim")
