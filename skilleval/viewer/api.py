@@ -88,8 +88,11 @@ class Api:
             raise NotFound(run_id)
         tables = set(run["tables"])
         pages = []
-        if tables & {"trials", "queries"} and run["experiment"] != "trigger_opt" or \
-                run["experiment"] == "trigger_eval":
+        # routing and attribute runs list several skills or several descriptions per query: the
+        # trigger page's single-skill precision/recall would mix them and read as one skill's.
+        many = run["experiment"] in ("routing", "attribute")
+        if not many and (tables & {"trials", "queries"} and run["experiment"] != "trigger_opt" or
+                         run["experiment"] == "trigger_eval"):
             pages.append("trigger")
         if "candidates" in tables or run["experiment"] == "trigger_opt":
             pages.append("opt")

@@ -103,6 +103,8 @@ def test_live_heatmap_is_the_confusion_matrix_and_hostile_text_runs_nothing(
         routing_run, routing_viewer, page) -> None:  # noqa: ANN001
     page.page.goto(routing_viewer.url + f"#/run/{routing_run['run_id']}")
     _check_page(page.page, routing_run)  # the routing page is the run's first page
+    # and its only one: the single-skill trigger page would read the matrix as one skill's
+    assert page.page.locator("nav.tabs a").all_inner_texts() == ["Routing"]
     assert page.errors == []
 
 
