@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.viewer.conftest import SENTINEL, start_view
+from tests.viewer.conftest import SENTINEL, open_offline, start_view
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -111,14 +111,6 @@ def test_live_heatmap_is_the_confusion_matrix_and_hostile_text_runs_nothing(
 def test_static_report_has_the_same_heatmap_offline(routing_run, page, tmp_path: Path) -> None:  # noqa: ANN001
     out = tmp_path / "routing.html"
     routing_run["cli"].run("report", routing_run["run_id"], "-o", str(out), check=0)
-    blocked: list[str] = []
-
-    def route(r: Any) -> Any:
-        if r.request.url.startswith("file://"):
-            return r.continue_()
-        blocked.append(r.request.url)
-        return r.abort()
-    page.page.route("**/*", route)
-    page.page.goto(out.as_uri())
+    open_offline(page, out)
     _check_page(page.page, routing_run)
-    assert blocked == [] and page.errors == []
+    assert page.blocked == [] and page.errors == []
