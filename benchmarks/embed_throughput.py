@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
                                     backend.model))
     t0 = time.perf_counter()
     for t in {(t.listing, t.query) for t in trials}:
-        backend.similarities(*t)
+        backend.choice(*t)
     embed_s = time.perf_counter() - t0
 
     async def answer_all() -> int:

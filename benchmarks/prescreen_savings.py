@@ -13,6 +13,15 @@ prescreen minus without) in calls and in test accuracy, with 95 % percentile-boo
 intervals over the (example, seed) pairs.
 
 Usage: python benchmarks/prescreen_savings.py [--seeds 5] [--serve-sim]
+
+Measured once, small (``--seeds 2 --serve-sim``, 2026-12-01, 4 pairs per arm)::
+
+    [stub] calls: without 206.8, with prescreen 145.8 (ratio 0.70); paired diff -61.0 [-71.5, -49.2]
+           test accuracy: without 0.900, with 0.750; paired diff -0.150 [-0.300, +0.000]
+    [serve-sim (anthropic_api)] the same figures: serve-sim draws what the stub draws per trial
+
+Calls saved are clear; test accuracy kept is *not* shown at this size (the interval reaches
+-0.30): run more seeds before claiming it.
 """
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
 """The `embed` backend: an offline semantic model (all-MiniLM-L6-v2 sentence embeddings).
 
 Where the `stub` matches words, this one compares meanings, so a paraphrased query still
-reaches the skill that describes it. It decides a trial like the stub does, with its own
-parts: a probability that some skill fires (calibrated, see `embed_calibration`), then two
-uniform numbers drawn from a seed of (model, listing, query, repeat): one against that
-probability, one choosing the skill by a softmax over similarities. Same trial, same answer.
+reaches the skill that describes it. Each listed skill is scored from its description's parts
+(`embed_features`: what it is for, and its exclusion clauses as negative evidence), and Claude's
+choice is modelled as picking at most one of the listed skills or none (a softmax with a
+"none" option, calibrated on a labelled set disjoint from the acceptance sets, see
+`embed_calibration`). One uniform number drawn from a seed of (model, listing, query,
+repeat) picks the outcome. Same trial, same answer.
 
 Install with ``pip install "skilleval[embed]"``. numpy, tokenizers and the weights are
 imported only when the backend is built, so `skilleval plugins` stays fast.
@@ -12,7 +14,6 @@ imported only when the backend is built, so `skilleval plugins` stays fast.
 from __future__ import annotations
 
 import hashlib
-import math
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,17 +30,18 @@ class EmbedParams:
     #: Override the shipped calibration (null: use embed_calibration.json).
     intercept: float | None = None
     slope: float | None = None
-    temperature: float | None = None
 
 
 class EmbedBackend(BaseBackend):
     name = "embed"
     needs_self_check = False
-    harness_version = "embed-1"
+    harness_version = "embed-2"
 
     def __init__(self, params: EmbedParams) -> None:
-        from skilleval.backends.embed_calibration import load_calibration
+        import numpy as np
+
         from skilleval.backends.embed_cache import EmbeddingCache
+        from skilleval.backends.embed_calibration import load_calibration
         from skilleval.backends.embed_model import MODEL_NAME, shared_encoder
         from skilleval.errors import UserError
 
@@ -51,17 +53,19 @@ class EmbedBackend(BaseBackend):
         self.calibration = fit
         self.intercept = fit["intercept"] if params.intercept is None else float(params.intercept)
         self.slope = fit["slope"] if params.slope is None else float(params.slope)
-        self.temperature = fit["temperature"] if params.temperature is None else float(params.temperature)
-        if self.temperature <= 0:
-            raise UserError(f"backend.temperature must be > 0, got {self.temperature}")
+        if self.slope < 0:
+            raise UserError(f"backend.slope must be >= 0, got {self.slope}")
+        self.penalty = float(fit["exclusion_penalty"])
+        self._center = np.asarray(fit["center"], dtype=np.float32)
         encoder = shared_encoder()
         self.cache = EmbeddingCache(encoder.encode, MODEL_NAME)
         self.calls = 0
-        self._prepared: dict[tuple[tuple[ListedSkill, ...], str], tuple[float, tuple[str, ...], tuple[float, ...]]] = {}
+        self._unit: dict[str, Any] = {}
+        self._prepared: dict[tuple[tuple[ListedSkill, ...], str], tuple[tuple[str, ...], tuple[float, ...]]] = {}
 
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
-        ident["calibration"] = [self.intercept, self.slope, self.temperature]
+        ident["calibration"] = [self.intercept, self.slope, self.penalty]
         ident["calibration_data"] = self.calibration["data"]["sha256"][:16]
         return ident
 
@@ -70,46 +74,66 @@ class EmbedBackend(BaseBackend):
 
     # -- scoring ------------------------------------------------------------------------
 
+    def vector(self, text: str) -> Any:
+        """The text's embedding with the calibration mean removed, unit length (memoised)."""
+        vec = self._unit.get(text)
+        if vec is None:
+            import numpy as np
+
+            v = self.cache.get(text) - self._center
+            vec = (v / max(float(np.linalg.norm(v)), 1e-12)).astype(np.float32)
+            self._unit[text] = vec
+        return vec
+
+    def scores(self, listing: tuple[ListedSkill, ...], query: str) -> dict[str, float]:
+        """Each listed skill's score for the query (see `embed_features.skill_scores`)."""
+        from skilleval.backends.embed_features import parse, skill_scores
+
+        parts = [parse(s.name, s.description) for s in listing]
+        values = skill_scores(parts, self.vector(query), self.vector, self.penalty)[0]
+        return {s.name: v for s, v in zip(listing, values)}
+
     def similarities(self, listing: tuple[ListedSkill, ...], query: str) -> dict[str, float]:
-        """Cosine similarity of the query to each listed skill's text."""
-        from skilleval.backends.embed_calibration import skill_text
+        """Centred cosine similarity of the query to each listed skill's positive text."""
+        from skilleval.backends.embed_features import parse
 
-        q = self.cache.get(query)
-        return {s.name: float(self.cache.get(skill_text(s.name, s.description)) @ q) for s in listing}
+        q = self.vector(query)
+        return {s.name: float(self.vector(parse(s.name, s.description).positive) @ q) for s in listing}
 
-    def probability(self, best: float) -> float:
-        z = self.intercept + self.slope * best
-        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+    def choice(self, listing: tuple[ListedSkill, ...], query: str) -> dict[str, float]:
+        """P(each listed skill fires); the rest of the mass is "none fires"."""
+        names, edges = self._prepare(listing, query)
+        probs, prev = {}, 0.0
+        for name, edge in zip(names, edges):
+            probs[name] = edge - prev
+            prev = edge
+        return probs
 
     def _prepare(self, listing: tuple[ListedSkill, ...], query: str
-                 ) -> tuple[float, tuple[str, ...], tuple[float, ...]]:
+                 ) -> tuple[tuple[str, ...], tuple[float, ...]]:
         key = (listing, query)
         hit = self._prepared.get(key)
         if hit is not None:
             return hit
-        sims = self.similarities(listing, query)
-        if not sims:
-            prepared: tuple[float, tuple[str, ...], tuple[float, ...]] = (0.0, (), ())
-        else:
-            best = max(sims.values())
-            weights = [math.exp((s - best) / self.temperature) for s in sims.values()]
-            total, acc, edges = sum(weights), 0.0, []
-            for w in weights:
-                acc += w / total
-                edges.append(acc)
-            prepared = (self.probability(best), tuple(sims), tuple(edges))
+        from skilleval.backends.embed_features import choice_probabilities
+
+        scores = self.scores(listing, query)
+        probs = choice_probabilities(list(scores.values()), self.intercept, self.slope)
+        acc, edges = 0.0, []
+        for p in probs:
+            acc += p
+            edges.append(acc)
+        prepared = (tuple(scores), tuple(edges))
         self._prepared[key] = prepared
         return prepared
 
     def decide(self, listing: tuple[ListedSkill, ...], query: str, repeat: int) -> str | None:
-        p, names, edges = self._prepare(listing, query)
-        u1, u2 = _uniforms(self.model, listing, query, repeat)
-        if u1 >= p or not names:
-            return None
+        names, edges = self._prepare(listing, query)
+        u = _uniforms(self.model, listing, query, repeat)[0]
         for name, edge in zip(names, edges):
-            if u2 < edge:
+            if u < edge:
                 return name
-        return names[-1]
+        return None  # the "none" option
 
     async def run_trial(self, trial: Trial) -> TrialResult:
         start = time.perf_counter()
@@ -129,7 +153,8 @@ class EmbedBackend(BaseBackend):
 @lru_cache(maxsize=65536)
 def _uniforms(model: str, listing: tuple[ListedSkill, ...], query: str, repeat: int
               ) -> tuple[float, float]:
-    """Two uniforms in [0, 1) from a hash of the trial's content (its repeat index included)."""
+    """Two uniforms in [0, 1) from a hash of the trial's content (its repeat index included);
+    the first picks the outcome, the second is kept for callers that need another draw."""
     h = hashlib.blake2b(digest_size=16, person=b"skilleval-embed")
     h.update(model.encode())
     for s in listing:

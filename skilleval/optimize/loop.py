@@ -63,7 +63,16 @@ class Optimizer:
         self.by_id = {c.id: c for c in self.cases}
         self.key = run_key(job.cfg, self.skill, self.cases)
         self.states = StateStore(job.store, job.identity_row(), self.skill.name, self.key)
-        self.plan = make_plan(self.split, max_runs(self.runner.settings), self.opt, self.proposer)
+        self.attribution = None
+        if self.opt.attribution:  # optimize.attribution: the proposer gets the sentence table
+            from skilleval.optimize.attribution_feedback import AttributionFeedback, sentence_count
+
+            if not getattr(self.proposer, "reads_attribution", False):
+                raise UserError(f"optimize.attribution=true: proposer={self.proposer.name} does "
+                                "not read the attribution table (use proposer=llm)")
+            self.attribution = AttributionFeedback()
+        self.plan = make_plan(self.split, max_runs(self.runner.settings), self.opt, self.proposer,
+                              sentence_count(self.skill.description) if self.attribution else 0)
         self.prescreen = None
         if self.opt.prescreen:
             from skilleval.optimize.prescreen import Prescreener
@@ -116,7 +125,8 @@ class Optimizer:
             f"plan: ≤{self.opt.max_iterations} iterations × {self.opt.candidates} candidates, "
             f"≤{runs} runs/query ({self.runner.settings.policy} for selection, "
             f"{self.test_settings().policy} for the test); per iteration ≤{p.iteration} calls "
-            f"({p.proposer_calls} proposer); total ≤{p.total} calls{cost}; selection by {sel}, "
+            f"({p.proposer_calls} proposer"
+            f"{f', ≈{p.attribution_calls} attribution' if p.attribution_calls else ''}); total ≤{p.total} calls{cost}; selection by {sel}, "
             f"paired {self.opt.paired_test} α={self.opt.alpha}")
         if b is not None and (b.max_calls is not None or b.max_usd is not None):
             self.console.print(f"budget: max_calls={b.max_calls} max_usd={b.max_usd} "
@@ -173,6 +183,9 @@ class Optimizer:
         while state.exit_reason is None:
             it = state.iteration + 1
             request = self.request(state, it)
+            if self.attribution is not None:
+                request = replace(request, confidence=self.runner.settings.confidence,
+                                  attribution=await self.attribution.table(self, state.best.description))
             try:
                 proposals = await self.proposer.propose(request, backend=self.job.backend,
                                                         budget=self.job.budget)
@@ -345,6 +358,8 @@ def run_trigger_opt(job: "JobContext") -> int:
     state.calls += calls
     state.cost_usd += o.runner.cost_usd + o.proposer_cost
     result = report.build_results(o, state, tests, calls=calls, partial_test=partial_test)
+    if o.attribution is not None:  # its calls are inside `calls`; this is their share
+        result["attribution"] = o.attribution.summary()
     report.write_outputs(o, result)
     report.print_summary(o, state, tests, result)
     job.summary.update(calls_made=calls, calls_cached=o.runner.calls_cached,
@@ -354,6 +369,7 @@ def run_trigger_opt(job: "JobContext") -> int:
                            "backend": o.prescreen.backend_name, "dropped": o.prescreen.dropped,
                            "iterations": o.prescreen.log},
                        original_test=result.get("original_test_score"),
+                       attribution=result.get("attribution"),
                        gate_metrics=gate_estimates((result.get("test") or {}).get("best") or {}))
     if opt.apply:
         from skilleval.optimize.apply import apply_best

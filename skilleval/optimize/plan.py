@@ -21,6 +21,7 @@ class OptimizeSettings:
     resume: bool = True
     prescreen: str | None = None  # a free proxy backend (e.g. embed) ranks proposals first
     prescreen_keep: int = 1  # how many of them go on to the paid backend
+    attribution: bool = False  # give the proposer the incumbent's sentence-attribution table
 
     @classmethod
     def from_cfg(cls, node: Any) -> "OptimizeSettings":
@@ -35,6 +36,9 @@ class OptimizeSettings:
 
         s = cls(**(values or {}))
         for f in fields(cls):
+            if f.type == "bool" and not isinstance(getattr(s, f.name), bool):
+                raise UserError(f"optimize.{f.name} must be true or false, got "
+                                f"{getattr(s, f.name)!r}")
             if f.type in ("int", "float"):
                 setattr(s, f.name, checked_number(f"optimize.{f.name}", getattr(s, f.name),
                                                   int if f.type == "int" else float))
@@ -58,6 +62,7 @@ class Plan:
     initial: int
     final: int  # test for original and best
     max_iterations: int
+    attribution_calls: int = 0  # per iteration (leave-one-out on train), included in `iteration`
 
     @property
     def one_iteration(self) -> int:
@@ -68,7 +73,10 @@ class Plan:
         return self.initial + self.max_iterations * self.iteration + self.final
 
 
-def make_plan(split: Split, runs: int, opt: OptimizeSettings, proposer: Any) -> Plan:
+def make_plan(split: Split, runs: int, opt: OptimizeSettings, proposer: Any,
+              sentences: int = 0) -> Plan:
+    """`sentences`: of the original description, for ``optimize.attribution`` (an estimate:
+    a longer incumbent costs more; the budget is enforced per call anyway)."""
     tv = len(split.train) + len(split.validation)
     per_desc = tv * runs
     prop = opt.candidates * int(getattr(getattr(proposer, "params", None), "max_attempts", 1)) \
@@ -77,8 +85,10 @@ def make_plan(split: Split, runs: int, opt: OptimizeSettings, proposer: Any) -> 
         candidates = opt.candidates * tv + tv * (runs - 1)
     else:
         candidates = opt.candidates * per_desc
-    return Plan(per_desc, prop, candidates + prop, per_desc, 2 * len(split.test) * runs,
-                opt.max_iterations)
+    # Leave-one-out on train: the incumbent (its trials partly reused) and one per sentence.
+    attr = (sentences + 1) * len(split.train) * runs if opt.attribution and sentences >= 2 else 0
+    return Plan(per_desc, prop, candidates + prop + attr, per_desc, 2 * len(split.test) * runs,
+                opt.max_iterations, attr)
 
 
 def screening(opt: OptimizeSettings) -> bool:

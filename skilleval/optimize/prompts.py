@@ -7,6 +7,12 @@ with their rates), earlier attempts with their *train* scores, the skill content
 answer format ``<new_description>...</new_description>``. Queries are written as JSON strings
 so multi-line queries stay on one line.
 
+With ``optimize.attribution=true`` the prompt also carries the sentence-attribution table of
+the current description (`_attribution_lines`). Its sentences come from the user's skill and
+earlier model answers, so they are hostile text: each is a JSON string with ``<``, ``>`` and
+``&`` written as ``\\u003c``-style escapes, so no sentence can close the table's tag or open
+another one, and every row stays on one line.
+
 The simulated responder (registered for the stub backend) answers like a model would, from
 what the prompt says and nothing else: it reads the skill content, the current description
 and the train results back out of the prompt and rewrites with `heuristic.rewrite`.
@@ -17,7 +23,8 @@ import json
 import re
 
 from skilleval.optimize import heuristic
-from skilleval.optimize.proposal import MAX_CHARS, ProposalRequest, QueryScore, normalise
+from skilleval.optimize.proposal import (MAX_CHARS, Effect, ProposalRequest, QueryScore,
+                                         normalise)
 from skilleval.sim.completion import register_responder, task_marker
 
 TASK = "improve-description"
@@ -32,6 +39,40 @@ _STYLES = [
 
 def _q(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
+
+
+def _tag_safe(text: str) -> str:
+    """A JSON string that cannot end or open a tag of the prompt (see the module docstring)."""
+    out = json.dumps(text, ensure_ascii=False)
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                    ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        out = out.replace(ch, esc)
+    return out
+
+
+def _effect(e: Effect) -> str:
+    if e.value is None:
+        return "n/a (no query measured)"
+    return f"{e.value:+.2f} [{e.low:+.2f}, {e.high:+.2f}] over {e.queries} queries"
+
+
+def _attribution_lines(request: ProposalRequest) -> list[str]:
+    if not request.attribution:
+        return []
+    lines = [
+        "",
+        "What each sentence of the current description does on the train queries (leave-one-out: "
+        "the change in a query's trigger rate when the sentence is kept rather than removed, "
+        f"mean over queries with a {request.confidence:.0%} paired interval). A positive recall "
+        "effect means the sentence earns triggers; a positive false-trigger effect means it causes "
+        "false ones. Sentences are JSON strings.",
+        "<sentence_attribution>",
+    ]
+    for s in request.attribution:
+        lines.append(f"  sentence {s.index + 1}: {_tag_safe(s.sentence)} | recall "
+                     f"{_effect(s.recall)} | false-trigger rate {_effect(s.false_trigger_rate)}")
+    lines.append("</sentence_attribution>")
+    return lines
 
 
 def _result_line(r: QueryScore) -> str:
@@ -76,6 +117,7 @@ def build_prompt(request: ProposalRequest, *, variant: int = 0, max_chars: int =
     lines += [f"  {_result_line(r)}" for r in request.train_results]
     lines.append("</attempt>")
     lines.append("</scores_summary>")
+    lines += _attribution_lines(request)
     lines += [
         "",
         "Here is the skill itself:",

@@ -37,6 +37,28 @@ class Attempt:
 
 
 @dataclass(frozen=True)
+class Effect:
+    """A mean change over train queries with its paired interval (None: no query measured)."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    queries: int
+
+
+@dataclass(frozen=True)
+class SentenceEffect:
+    """What one sentence of the current description does on train (``optimize.attribution``):
+    the change when it is kept versus removed (leave-one-out), in recall and in false-trigger
+    rate. Positive recall: it earns triggers; positive false-trigger rate: it causes them."""
+
+    index: int
+    sentence: str
+    recall: Effect
+    false_trigger_rate: Effect
+
+
+@dataclass(frozen=True)
 class ProposalRequest:
     """Everything a proposer may know. There is deliberately no validation or test field."""
 
@@ -47,6 +69,8 @@ class ProposalRequest:
     history: tuple[Attempt, ...] = ()
     iteration: int = 1
     count: int = 3
+    attribution: tuple[SentenceEffect, ...] = ()  # of the current description, on train only
+    confidence: float = 0.95  # of the attribution intervals
 
     @property
     def train_passed(self) -> int:

@@ -92,6 +92,7 @@ class LLMProposer:
     """Ask a text-completion backend for each candidate; validate and re-ask on a bad answer."""
 
     name = "llm"
+    reads_attribution = True  # its prompt carries `request.attribution` (optimize.attribution)
 
     def __init__(self, params: LLMParams) -> None:
         self.params = params

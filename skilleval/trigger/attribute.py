@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 
 
 def run_attribute(job: "JobContext") -> int:
-    from rich.markup import escape
     from rich.table import Table
+
+    from skilleval.terminal import safe as escape  # rich markup *and* control characters
 
     from skilleval.app import checked_number
     from skilleval.trigger.experiment import run_self_check
@@ -57,12 +58,15 @@ def run_attribute(job: "JobContext") -> int:
     partial = False
     with job.progress():
         for coalition in plan:
-            variant = skill.with_description(attr.join(sentences, coalition))
+            # The full coalition is the description verbatim, not its sentences re-joined: its
+            # trials are then the ones other experiments (trigger_eval, ...) already paid for.
+            variant = skill.with_description(skill.description if coalition == full
+                                             else attr.join(sentences, coalition))
             try:
                 results = job.run(runner.evaluate(variant, cases, distractors,
                                                   label=f"{len(coalition)}/{n} sentences"))
             except BudgetExhausted as exc:
-                job.console.print(f"[yellow]stopped: {exc}[/yellow]")
+                job.console.print(f"[yellow]stopped: {escape(exc)}[/yellow]")
                 partial = True
                 break
             rates[coalition] = np.array([q.triggers / q.valid_runs if q.valid_runs else np.nan

@@ -102,6 +102,10 @@ def resolve_skills(spec: Any) -> list[Skill]:
         paths = [Path(str(s)).expanduser() for s in spec]
     skills = [load_skill(p) for p in paths]
     names = [s.name for s in skills]
+    for reserved in (NONE, OTHER, ERROR):
+        if reserved in names:
+            raise UserError(f"a skill is named {reserved!r}, which is a column of the routing "
+                            f"matrix; rename it to measure routing")
     if len(set(names)) != len(names):
         dup = sorted(n for n in names if names.count(n) > 1)[0]
         raise UserError(f"two skills share the name {dup!r}")
@@ -156,8 +160,9 @@ def metrics(t: RoutingTally, confidence: float) -> dict[str, Any]:
 
 
 def run_routing(job: "JobContext") -> int:
-    from rich.markup import escape
     from rich.table import Table
+
+    from skilleval.terminal import safe as escape  # rich markup *and* control characters
 
     from skilleval.trigger.experiment import run_self_check
     from skilleval.trigger.runner import require_measured
@@ -178,7 +183,7 @@ def run_routing(job: "JobContext") -> int:
     others = [s for s in others if s.name != anchor.name]
     trigger_cases = [TriggerCase(c.id, c.query, c.expected is not None) for c in cases]
     job.console.print(f"[bold]routing[/bold]: {len(cases)} queries × {settings.runs} runs, "
-                      f"{len(skills)} skills + {len(filler)} catalog, backend {job.backend.name}")
+                      f"{len(skills)} skills + {len(filler)} catalog, backend {escape(job.backend.name)}")
     job.run(run_self_check(job, anchor, others))
     with job.progress():
         # The runner's target only names the trials; routing reads which skill fired.
@@ -189,7 +194,10 @@ def run_routing(job: "JobContext") -> int:
     _store_rows(job, results, cases, settings)
     (job.output_dir / "results.json").write_text(json.dumps(m, indent=2) + "\n", encoding="utf-8")
     job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
-                       cost_usd=runner.cost_usd, accuracy=m["accuracy"]["value"], errors=m["errors"])
+                       cost_usd=runner.cost_usd, accuracy=m["accuracy"]["value"], errors=m["errors"],
+                       # what the viewer's heatmap draws (the results.json figures, and each
+                       # skill's description as listed)
+                       routing={**m, "descriptions": {s.name: s.description for s in skills}})
     table = Table(title="routing confusion matrix (trials; rows expected, columns fired)")
     table.add_column("expected \\ fired", overflow="fold")
     for c in m["columns"]:

@@ -4,7 +4,8 @@ GET paths (query string after ``?``):
 
 * ``/api/runs?q=&experiment=&status=&sweep=&offset=&limit=`` - a page of runs;
 * ``/api/run/<id>`` - one run and the pages it has;
-* ``/api/run/<id>/trigger``, ``/trials?since=ISO``, ``/opt``, ``/functional``, ``/comparison``.
+* ``/api/run/<id>/trigger``, ``/trials?since=ISO``, ``/opt``, ``/functional``, ``/comparison``,
+  ``/routing``.
 
 The static report calls the same functions and embeds their answers, keyed by path.
 """
@@ -19,6 +20,7 @@ from typing import Any
 from skilleval.store.catalog import Store
 from skilleval.viewer import functional_data, opt_data, trigger_data
 from skilleval.viewer.files import Refused, contained
+from skilleval.viewer.routing_data import routing_page
 from skilleval.viewer.queries import RUN_ID, Queries
 
 
@@ -86,8 +88,11 @@ class Api:
             raise NotFound(run_id)
         tables = set(run["tables"])
         pages = []
-        if tables & {"trials", "queries"} and run["experiment"] != "trigger_opt" or \
-                run["experiment"] == "trigger_eval":
+        # routing and attribute runs list several skills or several descriptions per query: the
+        # trigger page's single-skill precision/recall would mix them and read as one skill's.
+        many = run["experiment"] in ("routing", "attribute")
+        if not many and (tables & {"trials", "queries"} and run["experiment"] != "trigger_opt" or
+                         run["experiment"] == "trigger_eval"):
             pages.append("trigger")
         if "candidates" in tables or run["experiment"] == "trigger_opt":
             pages.append("opt")
@@ -95,6 +100,8 @@ class Api:
             pages += ["outputs", "benchmark"]
         if "comparisons" in tables:  # a blind comparison run: its verdicts come first
             pages.insert(0, "comparison")
+        if isinstance((run.get("summary") or {}).get("routing"), dict):  # a routing run: its matrix
+            pages.insert(0, "routing")
         run["pages"] = pages
         run["workspace"] = str(self.workspace(run_id) or "") or None
         return run
@@ -110,6 +117,8 @@ class Api:
             url = functional_data.file_url(run_id, functional_data.workspace_root(ws)) \
                 if self.live and (ws := self.workspace(run_id)) else None
             return functional_data.functional_page(self.q, run_id, self.workspace(run_id), url=url)
+        if name == "routing":
+            return routing_page(self.q, run_id)
         if name == "comparison":
             return {"comparisons": functional_data.comparisons(self.q, run_id)}
         raise NotFound(name)

@@ -47,6 +47,8 @@ def collect(api: Api, which: str) -> dict[str, Any]:
             responses[f"/api/run/{rid}/opt"] = api.page(rid, "opt", {})
         if pages & {"outputs", "benchmark"}:
             responses[f"/api/run/{rid}/functional"] = api.page(rid, "functional", {})
+        if "routing" in pages:
+            responses[f"/api/run/{rid}/routing"] = api.page(rid, "routing", {})
         if "comparison" in pages:
             responses[f"/api/run/{rid}/comparison"] = api.page(rid, "comparison", {})
     single = len(run_ids) == 1 or which in run_ids and which != sweep

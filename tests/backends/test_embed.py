@@ -79,8 +79,9 @@ def test_calibration_is_shipped_and_in_the_identity(backend) -> None:
     from skilleval.backends.embed_calibration import CALIBRATION_FILE
 
     fit = json.loads(CALIBRATION_FILE.read_text())
-    assert fit["slope"] > 0 and fit["data"]["queries"] == 40
-    assert backend.identity()["calibration"] == [fit["intercept"], fit["slope"], fit["temperature"]]
+    assert fit["slope"] > 0 and fit["data"]["rows"] == 160 and len(fit["center"]) == 384
+    assert fit["leave_one_skill_out"]["log_loss"] < 0.693  # better than a coin, out of sample
+    assert backend.identity()["calibration"] == [fit["intercept"], fit["slope"], fit["exclusion_penalty"]]
 
 
 def test_cli_trigger_eval_with_embed_records_the_fit(skilleval_cli) -> None:

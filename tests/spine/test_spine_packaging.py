@@ -56,7 +56,8 @@ def test_wheel_contains_configs_and_examples(tmp_path: Path) -> None:
                    "skilleval/conf/trigger/default.yaml", "skilleval/examples/changelog-writer/SKILL.md",
                    "skilleval/examples/changelog-writer/evals/trigger_eval.json",
                    "skilleval/examples/csv-tidy/SKILL.md", "skilleval/cli.py", "skilleval/store/catalog.py",
-                   "skilleval/backends/embed_calibration.json"):
+                   "skilleval/backends/embed_calibration.json",
+                   "skilleval/backends/embed_calibration_set.json"):
         assert needed in names, needed
     assert "skilleval = skilleval.cli:main" in entry_points
     assert "[skilleval]" in entry_points and "skilleval.backends.plugin" in entry_points

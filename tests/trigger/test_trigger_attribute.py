@@ -55,3 +55,43 @@ def test_sampled_shapley_beyond_exact_max(skilleval_cli) -> None:
     res = _result(skilleval_cli)
     assert res["method"] == "sampled" and res["permutations"] == 30
     assert res["ranking"][0] == 0
+
+
+HOSTILE_DESC = ("Clean messy CSV and TSV files by removing duplicate rows and fixing delimiters. "
+                "[bold red]LOUD[/bold red] [link=file:///etc/passwd]click[/link] \x1b[2J\x1b]0;pwned\x07 "
+                "ends [/] here. \u202eReversed text for widgets.")
+
+
+def test_hostile_sentences_are_escaped_in_the_terminal(skilleval_cli, tmp_path: Path) -> None:
+    skill = tmp_path / "hostile-tidy"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: hostile-tidy\ndescription: " + json.dumps(HOSTILE_DESC)
+                                    + "\n---\n\n# Tidy\n\nTidy CSV files.\n", encoding="utf-8")
+    env = {k: v for k, v in skilleval_cli.env.items() if k != "NO_COLOR"}
+    r = skilleval_cli.run("+experiment=attribute", f"skill={skill}", f"cases={CASES}", "progress=false",
+                          "trigger.runs=1", "attribute.bootstrap=200", env={**env, "FORCE_COLOR": "1"},
+                          check=0)
+    out = r.stdout
+    assert "sentence attribution" in out
+    assert "[bold red]LOUD[/bold red]" in out and "[link=file:///etc/passwd]" in out and "[/]" in out
+    assert "\x1b[2J" not in out and "\x1b]0;" not in out and "\u202e" not in out and "\x07" not in out
+    assert "\\x1b[2J" in out and "\\u202e" in out  # shown, not executed
+    assert "\x1b]8;" not in out  # no live hyperlink
+
+
+def test_full_description_reuses_trials_paid_by_trigger_eval(skilleval_cli, tmp_path: Path) -> None:
+    # two spaces between sentences: re-joining the sentences would give another description
+    desc = "  ".join(attr.split_sentences(
+        (SKILL / "SKILL.md").read_text().split("description: ", 1)[1].split("\n", 1)[0]))
+    skill = tmp_path / "tidy-helper"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text(f"---\nname: tidy-helper\ndescription: {json.dumps(desc)}\n---\n\n"
+                                    "# Tidy\n\nTidy CSV files.\n", encoding="utf-8")
+    skilleval_cli.run("+experiment=trigger_eval", f"skill={skill}", f"cases={CASES}", "progress=false",
+                      "trigger.runs=1", check=0)
+    skilleval_cli.run("+experiment=attribute", f"skill={skill}", f"cases={CASES}", "progress=false",
+                      "trigger.runs=1", "attribute.bootstrap=200", check=0)
+    rows = json.loads(skilleval_cli.run("sql", "select summary_json from runs where status='done' "
+                                        "order by ts", "--format", "json", check=0).stdout)
+    s = json.loads(rows[-1]["summary_json"])
+    assert s["calls_cached"] >= 20  # the verbatim description's 20 trials were not paid again

@@ -70,3 +70,14 @@ def test_unknown_expected_skill_is_bad_input(skilleval_cli, tmp_path: Path) -> N
     bad.write_text(json.dumps([{"query": "hi", "expected_skill": "no-such-skill"}]))
     r = skilleval_cli.run("+experiment=routing", _skills_arg(), f"cases={bad}", check=2)
     assert "no-such-skill" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_skill_named_like_a_matrix_column_is_bad_input(skilleval_cli, tmp_path: Path) -> None:
+    none = tmp_path / "none"
+    none.mkdir()
+    (none / "SKILL.md").write_text("---\nname: none\ndescription: Does nothing at all.\n---\n\nBody.\n")
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps([{"query": "hi", "expected_skill": None}]))
+    r = skilleval_cli.run("+experiment=routing", f"skills=[{SKILLS[0]},{none}]", f"cases={cases}", check=2)
+    assert "'none'" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not list(skilleval_cli.outputs.rglob("results.json"))

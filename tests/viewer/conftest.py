@@ -166,3 +166,19 @@ def page(browser: Any) -> Iterator[Page]:
     pg.on("request", lambda r: out.requests.append(r.url))
     yield out
     ctx.close()
+
+
+def open_offline(page: Any, path: Path) -> None:
+    """Open a report file with every non-file request recorded in ``page.blocked`` and aborted."""
+    blocked: list[str] = []
+
+    def route(r: Any) -> Any:
+        if r.request.url.startswith("file://"):
+            return r.continue_()
+        blocked.append(r.request.url)
+        return r.abort()
+    page.page.route("**/*", route)
+    page.page.goto(path.as_uri())
+    page.page.locator("main h1").first.wait_for(timeout=10_000)
+    page.page.wait_for_timeout(300)
+    page.blocked = blocked

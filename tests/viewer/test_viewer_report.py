@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from tests.viewer.conftest import open_offline
+
 pytestmark = pytest.mark.timeout(240)
 
 
@@ -17,20 +19,6 @@ def _report(viewer_env, tmp_path, which: str, name: str):
     return out
 
 
-def _open_offline(page, path) -> None:
-    """Open the file with every non-file request recorded and aborted."""
-    blocked: list[str] = []
-
-    def route(r):  # noqa: ANN001
-        if r.request.url.startswith("file://"):
-            return r.continue_()
-        blocked.append(r.request.url)
-        return r.abort()
-    page.page.route("**/*", route)
-    page.page.goto(path.as_uri())
-    page.page.locator("main h1").first.wait_for(timeout=10_000)
-    page.page.wait_for_timeout(300)
-    page.blocked = blocked
 
 
 def test_report_latest_after_trigger_eval_shows_every_query_and_rate(skilleval_cli, page, tmp_path) -> None:
@@ -38,7 +26,7 @@ def test_report_latest_after_trigger_eval_shows_every_query_and_rate(skilleval_c
     skilleval_cli.run("+experiment=trigger_eval", check=0)
     out = tmp_path / "r.html"
     skilleval_cli.run("report", "latest", "-o", str(out), check=0)
-    _open_offline(page, out)
+    open_offline(page, out)
     pg = page.page
     pg.locator("main").get_by_text("Per query").wait_for(timeout=10_000)
     text = pg.inner_text("main")
@@ -64,7 +52,7 @@ def test_report_is_self_contained_and_hostile_data_runs_nothing(viewer_env, page
     assert "connect-src" not in html.split("</head>")[0]  # nothing may be fetched
     assert "<script src=" not in html and "<link rel=\"stylesheet\"" not in html
     assert "</script><script>window.__pwned" not in html  # data cannot close the data block
-    _open_offline(page, out)
+    open_offline(page, out)
     pg = page.page
     pg.locator("main").get_by_text("Per query").wait_for(timeout=10_000)
     text = pg.inner_text("main")
@@ -81,7 +69,7 @@ def test_report_is_self_contained_and_hostile_data_runs_nothing(viewer_env, page
 
 def test_report_of_functional_run_has_tables_and_no_network(viewer_env, page, tmp_path) -> None:
     out = _report(viewer_env, tmp_path, viewer_env.runs["functional_eval"], "f.html")
-    _open_offline(page, out)
+    open_offline(page, out)
     pg = page.page
     pg.locator("main").get_by_text("Prompt").first.wait_for(timeout=10_000)
     assert pg.locator("table.data td", has_text="@example.com").count() > 0  # csv-tidy output as a table
@@ -96,7 +84,7 @@ def test_report_of_functional_run_has_tables_and_no_network(viewer_env, page, tm
 
 def test_report_of_optimisation_and_sweep(viewer_env, page, tmp_path) -> None:
     out = _report(viewer_env, tmp_path, viewer_env.runs["trigger_opt"], "o.html")
-    _open_offline(page, out)
+    open_offline(page, out)
     page.page.locator("main").get_by_text("Candidates").wait_for(timeout=10_000)
     assert page.page.locator("canvas").count() >= 1
     assert "accepted" in page.page.inner_text("main") or "rejected" in page.page.inner_text("main")

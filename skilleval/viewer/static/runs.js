@@ -128,7 +128,7 @@
     SE.poll(async () => paint(await load()), 2000);
   };
 
-  const TITLES = { trigger: "Trigger run", opt: "Optimisation", outputs: "Functional: outputs", benchmark: "Functional: benchmark", comparison: "Comparison" };
+  const TITLES = { trigger: "Trigger run", opt: "Optimisation", outputs: "Functional: outputs", benchmark: "Functional: benchmark", comparison: "Comparison", routing: "Routing" };
 
   SE.pages.run = async function (main, runId, page, index, params) {
     const run = await SE.api("/api/run/" + encodeURIComponent(runId));

@@ -1,0 +1,141 @@
+"""The embed backend's calibration and its model of Claude's choice, on the real MiniLM weights.
+
+These tests fail (never skip) when the `embed` extra is missing: CI installs it.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from skilleval.backends.embed_calibration import (
+    ACCEPTANCE_SETS,
+    CALIBRATION_FILE,
+    calibration_rows,
+)
+from skilleval.backends.embed_features import choice_probabilities, parse
+from skilleval.datasets import default_cases_path, load_trigger_cases
+from skilleval.domain import ListedSkill
+from skilleval.registry import default_registry
+from skilleval.skills import load_skill
+
+REPO = Path(__file__).resolve().parents[2]
+ACCEPTANCE_FOLDERS = [REPO / "experiments" / "changelog-writer", REPO / "experiments" / "csv-tidy",
+                      REPO / "tests" / "fixtures" / "embed" / "bank-reconciliation",
+                      REPO / "tests" / "fixtures" / "embed" / "meeting-minutes",
+                      REPO / "experiments" / "meeting-minutes"]
+
+
+@pytest.fixture(scope="module")
+def backend():
+    return default_registry().build("backend", {"name": "embed"})
+
+
+def _norm(q: str) -> str:
+    return " ".join(q.lower().split())
+
+
+def test_calibration_set_is_disjoint_from_the_acceptance_sets() -> None:
+    rows = calibration_rows()
+    cal_skills = {r[0] for r in rows}
+    cal_queries = {_norm(r[3]) for r in rows}
+    cal_descriptions = {r[2] for r in rows}
+    for folder in ACCEPTANCE_FOLDERS:
+        skill = load_skill(folder)
+        assert skill.name in ACCEPTANCE_SETS and skill.name not in cal_skills, skill.name
+        assert skill.description not in cal_descriptions
+        queries = {_norm(c.query) for c in load_trigger_cases(default_cases_path(folder))}
+        assert len(queries) == 20 and not queries & cal_queries, folder
+    fit = json.loads(CALIBRATION_FILE.read_text())
+    assert set(fit["data"]["disjoint_from"]) == set(ACCEPTANCE_SETS)
+    assert sorted(cal_skills) == fit["data"]["examples"]
+
+
+def test_shipped_fit_matches_the_calibration_set() -> None:
+    """The JSON was fitted on the set as it stands (refit after editing the set)."""
+    rows = calibration_rows()
+    digest = hashlib.sha256(json.dumps([list(r[1:]) for r in rows]).encode()).hexdigest()
+    fit = json.loads(CALIBRATION_FILE.read_text())
+    assert fit["data"]["sha256"] == digest
+    assert fit["data"]["rows"] == len(rows) and fit["data"]["positives"] == sum(r[4] for r in rows)
+
+
+def test_exclusion_clauses_are_negative_evidence() -> None:
+    csv = load_skill(REPO / "experiments" / "csv-tidy")
+    parts = parse(csv.name, csv.description)
+    assert "Do not use" not in parts.positive and "pivot tables" in parts.negative
+    assert any("SQL queries" in f for f in parts.negative)
+    slides = parse("release-notes-slides", "Build slide decks about a release. Use when the user "
+                   "wants slides about what shipped, not a text changelog file.")
+    assert "changelog" not in slides.positive and "not a text changelog file." in slides.negative
+    plain = parse("x", "Plan trips. Use when the user wants an itinerary.")
+    assert plain.negative == () and plain.positive == "x: Plan trips. Use when the user wants an itinerary."
+
+
+def test_a_query_the_description_excludes_scores_lower_than_without_the_exclusion(backend) -> None:
+    query = "build a pivot table in sales.xlsx showing revenue by region"
+    with_ex = ListedSkill("csv-tidy", "Clean messy CSV files: dedupe rows and fix headers. "
+                          "Do not use for Excel pivot tables or charts.")
+    without = ListedSkill("csv-tidy", "Clean messy CSV files: dedupe rows and fix headers.")
+    assert backend.scores((with_ex,), query)["csv-tidy"] < backend.scores((without,), query)["csv-tidy"] - 0.05
+    assert backend.choice((with_ex,), query)["csv-tidy"] < backend.choice((without,), query)["csv-tidy"]
+
+
+def test_a_better_fitting_rival_takes_the_query(backend) -> None:
+    """Claude picks one skill: listing a rival that fits better lowers the target's chance."""
+    target = ListedSkill("changelog-writer", "Helps with project documentation tasks.")
+    rival = ListedSkill("git-commit-helper", "Write git commit messages from staged changes; "
+                        "squash, amend or revert commits.")
+    query = "squash my last 4 commits into one before I open the PR"
+    alone = backend.choice((target,), query)["changelog-writer"]
+    listed = backend.choice((target, rival), query)
+    assert listed["changelog-writer"] < alone and listed["git-commit-helper"] > listed["changelog-writer"]
+
+
+def test_choice_has_a_none_option() -> None:
+    probs = choice_probabilities([0.1, 0.5, 0.2], intercept=-1.4, slope=10.5)
+    assert 0 < sum(probs) < 1 and max(probs) == probs[1]
+    assert choice_probabilities([], -1.4, 10.5) == []
+
+
+def test_unseen_paraphrased_set_beats_a_constant_answer(backend) -> None:
+    """On the unseen bank-reconciliation set (never in the fit), the embed backend's query
+    accuracy is above the 0.5 a constant answer gets (seeded draws: deterministic)."""
+    from skilleval.config import example_distractors
+    from skilleval.trigger.policies import TriggerSettings
+    from skilleval.trigger.runner import TrialRunner
+
+    folder = REPO / "tests" / "fixtures" / "embed" / "bank-reconciliation"
+    runner = TrialRunner(backend, settings=TriggerSettings(runs=5, policy="fixed"), store=None)
+    results = asyncio.run(runner.evaluate(load_skill(folder), load_trigger_cases(default_cases_path(folder)),
+                                          [load_skill(p) for p in example_distractors()]))
+    passed = [r.passed for r in results]
+    assert None not in passed and sum(passed) / len(passed) >= 0.65
+
+
+def test_fit_takes_another_encoder_and_reports_per_row_held_out_loss() -> None:
+    """benchmarks/embed_model_choice.py compares encoders through fit(encode, model): the
+    encoder passed in is the one used, and the per-row held-out losses add up to the LOSO loss."""
+    import numpy as np
+
+    from skilleval.backends.embed_calibration import fit
+
+    def bag_of_words(texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                out[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % 64] += 1.0
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+    res = fit(bag_of_words, "bag-of-words", per_row=True)
+    shipped = json.loads(CALIBRATION_FILE.read_text())
+    assert res["model"] == "bag-of-words" and len(res["center"]) == 64
+    assert res["data"]["sha256"] == shipped["data"]["sha256"]
+    rows = res["loso_row_loss"]
+    assert len(rows) == shipped["data"]["rows"] and min(rows) > 0
+    assert abs(sum(rows) / len(rows) - res["leave_one_skill_out"]["log_loss"]) < 1e-5
+    assert res["leave_one_skill_out"]["log_loss"] != shipped["leave_one_skill_out"]["log_loss"]
+    assert "loso_row_loss" not in fit(bag_of_words, "bag-of-words")
