@@ -20,7 +20,8 @@ def _descriptions_paid(cli) -> int:  # noqa: ANN001
 
 def test_prescreen_sends_only_the_top_candidate_to_the_backend(skilleval_cli) -> None:
     skilleval_cli.run("+experiment=trigger_opt", "progress=false", "optimize.prescreen=embed",
-                      "optimize.max_iterations=2", "optimize.patience=2", check=0)
+                      "optimize.max_iterations=2", "optimize.patience=2",
+                      "optimize.candidates=3", check=0)  # the default is one: nothing to rank
     s = _summary(skilleval_cli)
     its = s["prescreen"]["iterations"]
     assert its and all(i["kept"] == 1 and i["proposed"] > 1 for i in its)
