@@ -192,7 +192,9 @@ def main() -> None:
         print(f"{example:<18}{'skill-creator (fixed 3)':<40}{m('sc_calls'):>13.1f}{m('sc_acc'):>17.3f}"
               f"   (its own test-selected score {m('sc_reported'):.3f})")
         for k in range(len(configs)):
-            print(f"{example:<18}{label(k):<40}{m(f'ours{k}_calls'):>13.1f}{m(f'ours{k}_acc'):>17.3f}")
+            d = paired_ci([r[f"ours{k}_acc"] - r["sc_acc"] for r in rs])
+            print(f"{example:<18}{label(k):<40}{m(f'ours{k}_calls'):>13.1f}{m(f'ours{k}_acc'):>17.3f}"
+                  f"   (paired vs skill-creator {d[0]:+.3f} [{d[1]:+.3f}, {d[2]:+.3f}])")
     n = len(rows)
     sc_total = sum(r["sc_calls"] for r in rows)
     print(f"\nall {n} (example, seed) units; skill-creator: {sc_total} calls, "
