@@ -69,6 +69,7 @@ from pathlib import Path
 
 from skilleval.backends.stub import StubBackend, StubParams
 from skilleval.domain import Outcome, Trial, TriggerCase
+from skilleval.errors import HarnessError
 from skilleval.optimize.loop import outcomes
 from skilleval.optimize.proposers import Attempt, LLMParams, LLMProposer, ProposalRequest, QueryScore
 from skilleval.optimize.splitters import StratifiedParams, StratifiedSplitter
@@ -140,7 +141,16 @@ def ours(example: str, seed: int, extra: list[str], tmp: Path) -> tuple[int, str
     return res["calls"], res["best_description"]
 
 
-def skill_creator(skill, cases: list[TriggerCase], seed: int, tmp: Path) -> tuple[int, str, float]:
+def skill_creator(skill, cases: list[TriggerCase], seed: int, tmp: Path) -> tuple[int, str, float, bool]:
+    """Calls, chosen description, its own test score, and whether the loop stalled: the
+    proposer answered with a description already tried (it rejects repeats, which
+    skill-creator does not). skill-creator would score that repeat again (on these fixed
+    draws: the same scores, so the same first-maximum choice so far) and go on iterating; the
+    loop stops there instead. That costs skill-creator calls it would have paid (against ours
+    in the ratio) and iterations that might have found a better description (for ours in
+    accuracy), so stalled units are counted and printed. Never happened at --unseen 0 on
+    seeds 0..29 (that run completed, and a repeat used to abort it)."""
+    stalled = False
     split = StratifiedSplitter(StratifiedParams(seed=seed)).split(cases)
     train, test = [*split.train, *split.validation], list(split.test)
     backend = StubBackend(StubParams(model=f"sim-{seed}"))
@@ -152,7 +162,7 @@ def skill_creator(skill, cases: list[TriggerCase], seed: int, tmp: Path) -> tupl
     desc = skill.description
 
     async def loop() -> None:
-        nonlocal desc
+        nonlocal desc, stalled
         for it in range(1, 6):
             res = await runner.evaluate(skill.with_description(desc), [*train, *test], DISTRACTORS)
             tr, te = outcomes(res[:len(train)]), outcomes(res[len(train):])
@@ -163,12 +173,16 @@ def skill_creator(skill, cases: list[TriggerCase], seed: int, tmp: Path) -> tupl
                            for c, o in zip(train, tr))
             req = ProposalRequest(skill.name, skill.body, desc, scores, tuple(attempts), it, 1)
             attempts.append(Attempt(it, desc, sum(o.passed for o in tr), len(tr), scores))
-            props = await proposer.propose(req, backend=backend)
+            try:
+                props = await proposer.propose(req, backend=backend)
+            except HarnessError:
+                stalled = True
+                return
             desc = props[0].description
 
     asyncio.run(loop())
     best = max(history, key=lambda h: h[2])  # first maximum, as run_loop.py does
-    return runner.calls_made + proposer.calls_made, best[0], best[2] / len(test)
+    return runner.calls_made + proposer.calls_made, best[0], best[2] / len(test), stalled
 
 
 def paired_ci(diffs: list[float], confidence: float = 0.95) -> tuple[float, float, float]:
@@ -202,8 +216,10 @@ def unit(example: str, seed: int, configs: list[str], unseen_k: int = 0) -> dict
         for k, conf in enumerate(configs):
             calls, chosen[f"ours{k}"] = ours(example, seed, [*given, *conf.split()], Path(t) / f"o{k}")
             row[f"ours{k}_calls"], row[f"ours{k}_acc"] = calls, acc(chosen[f"ours{k}"])
-        sc_calls, chosen["sc"], sc_reported = skill_creator(skill, cases, seed, Path(t) / "c")
+        sc_calls, chosen["sc"], sc_reported, stalled = skill_creator(skill, cases, seed, Path(t) / "c")
     row.update(sc_calls=sc_calls, sc_acc=acc(chosen["sc"]), sc_reported=sc_reported)
+    if stalled:
+        row["sc_stalled"] = True
     if unseen:  # scored only after every choice above is made
         row.update({f"{who}_unseen": fresh_accuracy(backend, skill.with_description(d), unseen)
                     for who, d in chosen.items()})
@@ -275,6 +291,9 @@ def main() -> None:
     sc_total = sum(r["sc_calls"] for r in rows)
     print(f"\nall {n} (example, seed) units; skill-creator: {sc_total} calls, "
           f"test accuracy {statistics.mean(r['sc_acc'] for r in rows):.3f}")
+    if stalled := sum("sc_stalled" in r for r in rows):
+        print(f"skill-creator's loop stopped early in {stalled} unit(s): the proposer repeated "
+              "a description already tried (see skill_creator())")
     for k in range(len(configs)):
         ratio = sum(r[f"ours{k}_calls"] for r in rows) / sc_total
         mean, low, high = paired_ci([r[f"ours{k}_acc"] - r["sc_acc"] for r in rows])
