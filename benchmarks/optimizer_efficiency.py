@@ -85,9 +85,12 @@ EXAMPLES = ["changelog-writer", "csv-tidy", "migration-review", "meeting-minutes
 FRESH = range(1000, 1010)
 SEEDS = 30
 # Every protocol sees the same listing: the skill plus the bundled distractors (what
-# `skilleval +experiment=trigger_opt` lists for a bundled example).
-DISTRACTORS = [load_skill(p) for p in sorted((REPO / "experiments" / "distractors").iterdir())
-               if (p / "SKILL.md").is_file()]
+# `skilleval +experiment=trigger_opt` lists for a bundled example). Ours is given them
+# explicitly: the default lists them only for a skill inside the *installed* package, so a
+# run from another checkout than the installed one would list the skill alone.
+DISTRACTOR_PATHS = [p for p in sorted((REPO / "experiments" / "distractors").iterdir())
+                    if (p / "SKILL.md").is_file()]
+DISTRACTORS = [load_skill(p) for p in DISTRACTOR_PATHS]
 
 
 def fresh_accuracy(backend: StubBackend, skill, test: list[TriggerCase]) -> float:
@@ -132,6 +135,7 @@ def ours(example: str, seed: int, extra: list[str], tmp: Path) -> tuple[int, str
     exe = str(beside) if beside.exists() else shutil.which("skilleval") or "skilleval"
     out = subprocess.run([exe, "+experiment=trigger_opt", f"skill={REPO / 'experiments' / example}",
                           f"splitter.seed={seed}", f"backend.model=sim-{seed}",
+                          "distractors=[" + ",".join(map(str, DISTRACTOR_PATHS)) + "]",
                           *extra, "progress=false"],
                          env=env, capture_output=True, text=True)
     if out.returncode != 0:
