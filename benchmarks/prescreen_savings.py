@@ -14,14 +14,15 @@ intervals over the (example, seed) pairs.
 
 Usage: python benchmarks/prescreen_savings.py [--seeds 5] [--serve-sim]
 
-Measured once, small (``--seeds 2 --serve-sim``, 2026-12-01, 4 pairs per arm)::
+Measured with ``--seeds 10 --serve-sim`` on a fresh clone (2026-12-01, embed model with
+exclusions and competition, trigger_opt defaults of that day, 20 pairs per arm)::
 
-    [stub] calls: without 206.8, with prescreen 145.8 (ratio 0.70); paired diff -61.0 [-71.5, -49.2]
-           test accuracy: without 0.900, with 0.750; paired diff -0.150 [-0.300, +0.000]
+    [stub] calls: without 255.7, with prescreen 146.7 (ratio 0.57); paired diff -109.0 [-120.1, -96.7]
+           test accuracy: without 0.830, with 0.820; paired diff -0.010 [-0.060, +0.030]
     [serve-sim (anthropic_api)] the same figures: serve-sim draws what the stub draws per trial
 
-Calls saved are clear; test accuracy kept is *not* shown at this size (the interval reaches
--0.30): run more seeds before claiming it.
+Calls saved are clear; the accuracy difference is not significant (an earlier 4-pair run on
+the previous embed model read -0.150 [-0.300, +0.000]). Only the two original examples.
 """
 from __future__ import annotations
 
