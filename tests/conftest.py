@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +33,20 @@ class SkillevalCli:
             raise AssertionError(f"skilleval {' '.join(args)} exited {proc.returncode}, expected "
                                  f"{check}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}")
         return proc
+
+    @contextmanager
+    def spawn(self, *args: str, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[str]]:
+        """``python -m skilleval.cli ARGS`` running in the background (stderr piped, stdout
+        dropped), for tests that kill it mid-run; killed and reaped on exit if still alive."""
+        proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", *args], cwd=self.cwd,
+                                env={**self.env, **(env or {})}, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
     def results(self) -> list[Path]:
         """Every results.json written under the outputs folder, oldest first."""

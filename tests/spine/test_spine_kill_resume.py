@@ -4,15 +4,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from spine_helpers import CSV_DESCRIPTION, write_skill
 
 from skilleval.store.catalog import Store
-from spine_helpers import CSV_DESCRIPTION, write_skill
 
 N_QUERIES, RUNS = 150, 3
 WORDS = ["csv", "export", "headers", "dedupe", "quoting", "pdf", "form", "poem", "invoice", "tsv",
@@ -38,10 +36,7 @@ def test_kill_9_then_resume(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN
             f"trigger.runs={RUNS}", "store.flush_seconds=0.2"]
     # ideal duration: 450 trials x 30 ms / 4 = 3.4 s after start-up
     trials_dir = skilleval_cli.store / "trials"
-    proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", *args], cwd=skilleval_cli.cwd,
-                            env=skilleval_cli.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
-    try:
+    with skilleval_cli.spawn(*args) as proc:
         deadline = time.monotonic() + 120
         while not any(trials_dir.rglob("*.parquet")):
             assert proc.poll() is None, f"run ended before any part was written: {proc.stderr.read()}"
@@ -49,10 +44,6 @@ def test_kill_9_then_resume(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN
             time.sleep(0.02)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == -signal.SIGKILL
 
     store = Store(skilleval_cli.store)

@@ -57,10 +57,7 @@ def test_kill_9_mid_run_keeps_every_trial_older_than_flush_seconds(tmp_path: Pat
             f"backend.base_url={sim.url}", "backend.model=sim-1", "trigger.self_check=false",
             "trigger.policy=fixed", "trigger.runs=3", "trigger.concurrency=2",
             f"store.flush_seconds={FLUSH_S}", "skill=" + str(REPO / "experiments/csv-tidy")]
-    env = {**skilleval_cli.env, "ANTHROPIC_API_KEY": "sk-ant-test"}
-    proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", *args], cwd=skilleval_cli.cwd,
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
+    with skilleval_cli.spawn(*args, env={"ANTHROPIC_API_KEY": "sk-ant-test"}) as proc:
         answered = lambda: sim.stats().get("POST /v1/messages", 0)  # noqa: E731
         assert wait_until(lambda: answered() >= 12 or proc.poll() is not None, timeout=120)
         assert proc.poll() is None, f"run ended before the kill: {proc.stderr.read()[-2000:]}"
@@ -68,10 +65,6 @@ def test_kill_9_mid_run_keeps_every_trial_older_than_flush_seconds(tmp_path: Pat
         time.sleep(6 * FLUSH_S)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == -signal.SIGKILL
     stored = _rows(skilleval_cli.store / "trials")
     assert stored >= done, f"{stored} trials stored of at least {done} finished before the kill"
