@@ -109,7 +109,8 @@ def main() -> int:
             return cpu / args.probe
         runs = [(default.max_processes, default)] + [
             (k, ClaudeCliBackend(ClaudeCliParams(executable=claude, model="sim-1", base_url=sim.url,
-                                                 concurrency=k))) for k in args.compare]
+                                                 concurrency=k))) for k in dict.fromkeys(args.compare)
+            if k != default.max_processes]  # one timed run per cap: the default is always run
         print(f"{'pass':>4} {'processes':>9} {'CPU/trial':>10} {'floor s':>8} {'wall s':>8} "
               f"{'wall/floor':>11} {'busy CPUs':>10} {'API calls/trial':>16}")
         ratios: dict[int, list[float]] = {label: [] for label, _ in runs}
