@@ -16,10 +16,27 @@ A skill's score for a query is the similarity to its positive text, lowered when
 fragment fits the query better (``score = pos - penalty * max(0, neg - pos)``). The cues are
 generic language, not a vocabulary of any domain.
 
-Evaluated and left out (leave-one-skill-out log loss on the calibration set, see
-``embed_calibration``): the best single sentence or comma-item of the description as extra
-positive units (0.539 vs 0.516), the bare name as a unit (0.588), and a fitted rather than
-fixed exclusion weight (0.567).
+**Pre-registered comparison of positive features (written before the widened calibration set
+was scored by any model).** Long list-style descriptions ("Use when the user wants to A, B, C,
+D ... Do not use for X, Y") may dilute a query that matches one listed use when the whole
+positive text is one embedding. The candidate ways to measure a skill's positive similarity
+``pos`` (``VARIANTS``; the exclusion penalty stays as above, applied to that ``pos``):
+
+- (a) ``whole``: cosine to the positive text (the model shipped before the widening);
+- (b) ``best-item``: the maximum cosine over the positive text and its *items*: each positive
+  sentence and each comma-separated item of a positive sentence, of at least two words;
+- (c) ``blend``: ``(1 - w) * whole + w * best-item``, with ``w`` in [0, 1] fitted by maximum
+  likelihood together with the intercept and slope (refitted inside every fold);
+- (d) ``best-item-named``: as (b), but each item is embedded as "name: item", so an item
+  taken out of its description still says which skill it belongs to.
+
+Decision rule, fixed in advance: ship the variant with the lowest leave-one-skill-out log loss
+on the widened calibration set (``python -m skilleval.backends.embed_calibration`` prints the
+table and applies the rule); a difference under 0.001 goes to the variant with fewer fitted
+parameters, then to the earlier one in the list above. The acceptance sets play no part.
+
+Evaluated earlier on the 5-skill set and left out: the bare name as a unit and a fitted rather
+than fixed exclusion weight (both lost on leave-one-skill-out log loss).
 """
 from __future__ import annotations
 
