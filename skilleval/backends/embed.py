@@ -56,6 +56,9 @@ class EmbedBackend(BaseBackend):
         if self.slope < 0:
             raise UserError(f"backend.slope must be >= 0, got {self.slope}")
         self.penalty = float(fit["exclusion_penalty"])
+        # The positive-feature variant the calibration chose (a fit made before variants: whole text).
+        self.item_weight = float(fit.get("item_weight", 0.0))
+        self.named_items = bool(fit.get("named_items", False))
         self._center = np.asarray(fit["center"], dtype=np.float32)
         encoder = shared_encoder()
         self.cache = EmbeddingCache(encoder.encode, MODEL_NAME)
@@ -67,6 +70,7 @@ class EmbedBackend(BaseBackend):
         ident = super().identity()
         ident["calibration"] = [self.intercept, self.slope, self.penalty]
         ident["calibration_data"] = self.calibration["data"]["sha256"][:16]
+        ident["features"] = [self.calibration.get("variant", "whole"), self.item_weight, self.named_items]
         return ident
 
     def use_store(self, root: Path) -> None:
@@ -90,7 +94,8 @@ class EmbedBackend(BaseBackend):
         from skilleval.backends.embed_features import parse, skill_scores
 
         parts = [parse(s.name, s.description) for s in listing]
-        values = skill_scores(parts, self.vector(query), self.vector, self.penalty)[0]
+        values = skill_scores(parts, self.vector(query), self.vector, self.penalty,
+                              self.item_weight, self.named_items)[0]
         return {s.name: v for s, v in zip(listing, values)}
 
     def similarities(self, listing: tuple[ListedSkill, ...], query: str) -> dict[str, float]:

@@ -71,45 +71,61 @@ def calibration_rows() -> list[tuple[str, str, str, str, bool]]:
     return rows
 
 
-def _nll(theta: Any, feats: list[Any], labels: Any) -> float:
+def _row_loss(theta: Any, sims: tuple[Any, Any, Any], labels: Any, weight: float | None) -> Any:
+    """Per-row log loss of ``should_trigger`` (the target, column 0, fires) under the softmax
+    with a "none" option; ``sims`` holds (whole, best-item, exclusion) similarity arrays of
+    shape (rows, listed skills); a fitted item weight is ``sigmoid(theta[2])``."""
     import numpy as np
 
-    total = 0.0
-    for scores, y in zip(feats, labels):
-        z = theta[0] + theta[1] * scores
-        top = max(0.0, float(z.max()))
-        log_p = z[0] - top - np.log(np.exp(-top) + np.exp(z - top).sum())  # log P(target fires)
-        log_q = np.log1p(-min(float(np.exp(log_p)), 1 - 1e-12))
-        total -= float(log_p) if y else float(log_q)
-    return total / len(feats)
+    from skilleval.backends.embed_features import EXCLUSION_PENALTY, combine
+
+    w = _weight(theta, weight)
+    z = theta[0] + theta[1] * combine(*sims, w, EXCLUSION_PENALTY)
+    top = np.maximum(0.0, z.max(axis=1))
+    log_p = z[:, 0] - top - np.log(np.exp(-top) + np.exp(z - top[:, None]).sum(axis=1))
+    log_q = np.log1p(-np.minimum(np.exp(log_p), 1 - 1e-12))
+    return -np.where(labels, log_p, log_q)
 
 
-def _fit_two(feats: list[Any], labels: Any) -> tuple[float, float, float]:
+def _weight(theta: Any, weight: float | None) -> float:
+    import numpy as np
+
+    return float(weight) if weight is not None else float(1.0 / (1.0 + np.exp(-theta[2])))
+
+
+def _nll(theta: Any, sims: tuple[Any, Any, Any], labels: Any, weight: float | None) -> float:
+    return float(_row_loss(theta, sims, labels, weight).mean())
+
+
+def _fit(sims: tuple[Any, Any, Any], labels: Any, weight: float | None) -> tuple[Any, float]:
     import numpy as np
     from scipy.optimize import minimize
 
-    res = minimize(_nll, np.array([-2.0, 10.0]), args=(feats, labels), method="BFGS")
-    return float(res.x[0]), float(res.x[1]), float(res.fun)
+    start = np.array([-2.0, 10.0] + ([0.0] if weight is None else []))
+    res = minimize(_nll, start, args=(sims, labels, weight), method="BFGS")
+    return res.x, float(res.fun)
 
 
-def _accuracy(theta: tuple[float, float], feats: list[Any], labels: Any) -> float:
-    from skilleval.backends.embed_features import choice_probabilities
+def _accuracy(theta: Any, sims: tuple[Any, Any, Any], labels: Any, weight: float | None) -> float:
+    import numpy as np
 
-    hits = [(choice_probabilities(list(s), *theta)[0] > 0.5) == bool(y) for s, y in zip(feats, labels)]
-    return sum(hits) / len(hits)
+    p_target = np.exp(-_row_loss(theta, sims, np.ones_like(labels), weight))  # P(target fires)
+    return float(((p_target > 0.5) == labels).mean())
 
 
 def fit(encode: Callable[[list[str]], Any] | None = None, model: str | None = None,
-        per_row: bool = False) -> dict[str, Any]:
-    """Fit intercept and slope on the calibration set (see the module docstring).
+        per_row: bool = False, variant: str | None = None) -> dict[str, Any]:
+    """Fit intercept and slope (and the item weight of a ``blend`` variant) on the calibration
+    set (see the module docstring) for one feature variant (``embed_features.VARIANTS``;
+    default: the shipped one).
 
     ``encode`` and ``model`` default to the shipped encoder; another sentence encoder can be
     passed to compare models by the same leave-one-skill-out loss
     (``benchmarks/embed_model_choice.py``). ``per_row`` adds each row's held-out log loss
-    (``loso_row_loss``, in calibration-set order) for a paired comparison of encoders."""
+    (``loso_row_loss``, in calibration-set order) for a paired comparison."""
     import numpy as np
 
-    from skilleval.backends.embed_features import EXCLUSION_PENALTY, parse, skill_scores
+    from skilleval.backends.embed_features import EXCLUSION_PENALTY, VARIANTS, parse, similarities
     from skilleval.config import example_distractors
     from skilleval.skills import load_skill
 
@@ -117,34 +133,37 @@ def fit(encode: Callable[[list[str]], Any] | None = None, model: str | None = No
         from skilleval.backends.embed_model import MODEL_NAME, shared_encoder
 
         encode, model = shared_encoder().encode, MODEL_NAME
+    chosen = VARIANTS[variant or shipped_variant()]
     rows = calibration_rows()
     raw = {t: encode([t])[0] for t in {r[3] for r in rows}}
     center = np.mean([raw[q] for q in sorted(raw)], axis=0)
     vector = centred_vectors(encode, center)
     distractors = [load_skill(p) for p in example_distractors()]
     others = [parse(d.name, d.description) for d in distractors]
-    feats = [np.array(skill_scores([parse(ex, desc), *others], vector(q), vector)[0])
-             for ex, _, desc, q, _ in rows]
+    per = [similarities([parse(ex, desc), *others], vector(q), vector, chosen) for ex, _, desc, q, _ in rows]
+    sims = tuple(np.array([r[k] for r in per]) for k in range(3))
     labels = np.array([r[4] for r in rows], dtype=bool)
-    intercept, slope, loss = _fit_two(feats, labels)
+    weight = chosen.item_weight
+    theta, loss = _fit(sims, labels, weight)
     folds = sorted({r[0] for r in rows})
-    cv_loss, cv_acc = [], []
-    row_loss = [0.0] * len(rows)
+    row_loss = np.zeros(len(rows))
+    hits = np.zeros(len(rows))
     for held in folds:
-        train = [i for i, r in enumerate(rows) if r[0] != held]
-        test = [i for i, r in enumerate(rows) if r[0] == held]
-        a, b, _ = _fit_two([feats[i] for i in train], labels[train])
-        for i in test:
-            row_loss[i] = _nll(np.array([a, b]), [feats[i]], labels[[i]])
-        cv_loss.append(sum(row_loss[i] for i in test))
-        cv_acc.append(_accuracy((a, b), [feats[i] for i in test], labels[test]) * len(test))
+        test = np.array([r[0] == held for r in rows])
+        t, _ = _fit(tuple(a[~test] for a in sims), labels[~test], weight)
+        held_sims = tuple(a[test] for a in sims)
+        row_loss[test] = _row_loss(t, held_sims, labels[test], weight)
+        hits[test] = (np.exp(-_row_loss(t, held_sims, np.ones(test.sum(), bool), weight)) > 0.5) == labels[test]
     digest = hashlib.sha256(json.dumps([r[1:] for r in rows]).encode()).hexdigest()
     return {
         "model": model,
-        "intercept": round(intercept, 6), "slope": round(slope, 6),
+        "intercept": round(float(theta[0]), 6), "slope": round(float(theta[1]), 6),
         "exclusion_penalty": EXCLUSION_PENALTY,
-        "feature": "centred cosine(query, name + description without exclusions), minus the "
-                   "penalty times how far an exclusion clause fits better",
+        "variant": chosen.name, "item_weight": round(_weight(theta, weight), 6),
+        "named_items": chosen.named_items,
+        "feature": "centred cosine(query, name + description without exclusions), mixed with the best "
+                   "single positive item by item_weight, minus the penalty times how far an exclusion "
+                   "clause fits better",
         "choice": "softmax over listed skills plus a 'none' option of logit 0",
         "label": "should_trigger (the target skill fired)",
         "method": "maximum likelihood (scipy.optimize BFGS), each query listed with the bundled distractors",
@@ -158,11 +177,41 @@ def fit(encode: Callable[[list[str]], Any] | None = None, model: str | None = No
             "disjoint_from": list(ACCEPTANCE_SETS),
             "sha256": digest,
         },
-        "in_sample": {"log_loss": round(loss, 6), "accuracy": round(_accuracy((intercept, slope), feats, labels), 4)},
-        "leave_one_skill_out": {"log_loss": round(sum(cv_loss) / len(rows), 6),
-                                "accuracy": round(sum(cv_acc) / len(rows), 4)},
+        "in_sample": {"log_loss": round(loss, 6), "accuracy": round(_accuracy(theta, sims, labels, weight), 4)},
+        "leave_one_skill_out": {"log_loss": round(float(row_loss.mean()), 6),
+                                "accuracy": round(float(hits.mean()), 4)},
         "center": [round(float(v), 6) for v in center],
-    } | ({"loso_row_loss": row_loss} if per_row else {})
+    } | ({"loso_row_loss": [float(x) for x in row_loss]} if per_row else {})
+
+
+def shipped_variant() -> str:
+    """The feature variant of the shipped fit (``whole`` for a fit made before variants)."""
+    try:
+        return str(load_calibration().get("variant", "whole"))
+    except FileNotFoundError:
+        return "whole"
+
+
+def choose(encode: Callable[[list[str]], Any] | None = None, model: str | None = None
+           ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Fit every pre-registered variant and apply the decision rule of ``embed_features``:
+    the lowest leave-one-skill-out log loss; under 0.001 apart, fewer fitted parameters,
+    then the earlier variant. Returns (the winner's fit with the comparison, every fit)."""
+    from skilleval.backends.embed_features import VARIANTS
+
+    fits = {name: fit(encode, model, per_row=True, variant=name) for name in VARIANTS}
+    order = list(VARIANTS)
+    params = {n: 3 if VARIANTS[n].item_weight is None else 2 for n in order}
+    best = min(fits[n]["leave_one_skill_out"]["log_loss"] for n in order)
+    near = [n for n in order if fits[n]["leave_one_skill_out"]["log_loss"] < best + 0.001]
+    winner = min(near, key=lambda n: (params[n], order.index(n)))
+    shipped = {k: v for k, v in fits[winner].items() if k != "loso_row_loss"}
+    shipped["variant_comparison"] = {
+        n: {"parameters": params[n], "item_weight": f["item_weight"], "in_sample": f["in_sample"],
+            "leave_one_skill_out": f["leave_one_skill_out"]} for n, f in fits.items()}
+    shipped["decision_rule"] = ("lowest leave-one-skill-out log loss; within 0.001, fewer fitted "
+                                "parameters, then the earlier of " + ", ".join(order))
+    return shipped, fits
 
 
 def centred_vectors(encode: Callable[[list[str]], Any], center: Any) -> Callable[[str], Any]:
@@ -177,12 +226,42 @@ def centred_vectors(encode: Callable[[list[str]], Any], center: Any) -> Callable
     return vector
 
 
-def main() -> None:
-    result = fit()
-    CALIBRATION_FILE.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    shown = {k: v for k, v in result.items() if k != "center"}
-    print(json.dumps(shown, indent=2))
+def comparison_table(fits: dict[str, dict[str, Any]], winner: str) -> str:
+    """In-sample and LOSO loss/accuracy per variant, with each variant's per-held-out-skill
+    loss difference to ``whole`` (how many held-out skills it lowers)."""
+    lines = [f"{'variant':16} {'w':>5} {'in-sample loss':>14} {'acc':>6} {'LOSO loss':>10} "
+             f"{'LOSO acc':>9} {'lower on':>9}"]
+    skills = [r[0] for r in calibration_rows()]
+    base = fits["whole"]["loso_row_loss"] if "whole" in fits else None
+    for name, f in fits.items():
+        ins, cv = f["in_sample"], f["leave_one_skill_out"]
+        lower = ""
+        if base is not None and name != "whole":
+            diff: dict[str, float] = {}
+            for s, x, y in zip(skills, f["loso_row_loss"], base):
+                diff[s] = diff.get(s, 0.0) + x - y
+            lower = f"{sum(v < 0 for v in diff.values())}/{len(diff)}"
+        mark = "  <- shipped" if name == winner else ""
+        lines.append(f"{name:16} {f['item_weight']:5.2f} {ins['log_loss']:14.3f} {ins['accuracy']:6.3f} "
+                     f"{cv['log_loss']:10.3f} {cv['accuracy']:9.3f} {lower:>9}{mark}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Refit the embed backend's calibration: fit every "
+                                     "pre-registered feature variant, ship the one the decision rule picks.")
+    parser.add_argument("--compare-only", action="store_true", help="print the table, write nothing")
+    args = parser.parse_args(argv)
+    shipped, fits = choose()
+    print(comparison_table(fits, shipped["variant"]))
+    print(f"decision rule ({shipped['decision_rule']}): {shipped['variant']}")
+    if not args.compare_only:
+        CALIBRATION_FILE.write_text(json.dumps(shipped, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {CALIBRATION_FILE.name} (rows={shipped['data']['rows']})")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -67,6 +67,25 @@ _MIN_WORDS = 2
 class DescriptionParts:
     positive: str  # the name + the description without its exclusion clauses
     negative: tuple[str, ...]  # exclusion fragments (may be empty)
+    items: tuple[str, ...] = ()  # positive sentences and comma-items (>= 2 words), see VARIANTS
+    label: str = ""  # the name as words
+
+
+@dataclass(frozen=True)
+class FeatureVariant:
+    """How a skill's positive similarity is measured (the pre-registered candidates above)."""
+    name: str
+    item_weight: float | None  # weight of the best-item similarity; None: fitted
+    named_items: bool = False  # embed items as "name: item"
+
+    @property
+    def uses_items(self) -> bool:
+        return self.item_weight is None or self.item_weight > 0
+
+
+VARIANTS: dict[str, FeatureVariant] = {v.name: v for v in (
+    FeatureVariant("whole", 0.0), FeatureVariant("best-item", 1.0),
+    FeatureVariant("blend", None), FeatureVariant("best-item-named", 1.0, named_items=True))}
 
 
 def name_words(name: str) -> str:
@@ -90,9 +109,21 @@ def _split_clauses(sentence: str) -> tuple[list[str], list[str]]:
     return [sentence.strip()], []
 
 
+def _items(sentences: list[str], whole: str) -> tuple[str, ...]:
+    """Each positive sentence and each comma-item of one, of at least two words."""
+    found: list[str] = []
+    for sentence in sentences:
+        found.append(sentence.strip())
+        pieces = [p.strip(" .") for p in re.split(r",\s*", sentence)]
+        if len(pieces) > 1:
+            found += pieces
+    return tuple(t for t in dict.fromkeys(found) if _words(t) >= _MIN_WORDS and t != whole)
+
+
 @lru_cache(maxsize=4096)
 def parse(name: str, description: str) -> DescriptionParts:
-    """The positive text and exclusion fragments of one listed skill (see the module docstring)."""
+    """The positive text, exclusion fragments and positive items of one listed skill (see the
+    module docstring)."""
     positive_sentences: list[str] = []
     negative_clauses: list[str] = []
     for sentence in _SENTENCE.split(description.strip()):
@@ -109,22 +140,47 @@ def parse(name: str, description: str) -> DescriptionParts:
         items = [p.strip(" .") for p in re.split(r",\s*", clause)]
         if len(items) > 1:
             fragments += [p for p in items if _words(p) >= _MIN_WORDS or len(p) >= 6]
-    return DescriptionParts(whole, tuple(dict.fromkeys(fragments)))
+    return DescriptionParts(whole, tuple(dict.fromkeys(fragments)),
+                            _items(positive_sentences, whole), label)
+
+
+def similarities(listing_parts: list[DescriptionParts], query_vec: np.ndarray,
+                 vector: Callable[[str], np.ndarray], variant: FeatureVariant | None = None
+                 ) -> tuple[list[float], list[float], list[float]]:
+    """(whole-text similarity, best-item similarity, best exclusion similarity) per listed
+    skill. Best-item is the maximum over the positive text and its items (equal to the
+    whole-text similarity when the variant uses no items); exclusion is -1 when there is none."""
+    whole, best, neg = [], [], []
+    for parts in listing_parts:
+        pos = float(vector(parts.positive) @ query_vec)
+        top = pos
+        if variant is not None and variant.uses_items:
+            prefix = f"{parts.label}: " if variant.named_items else ""
+            top = max([pos, *(float(vector(prefix + t) @ query_vec) for t in parts.items)])
+        whole.append(pos)
+        best.append(top)
+        neg.append(max((float(vector(t) @ query_vec) for t in parts.negative), default=-1.0))
+    return whole, best, neg
+
+
+def combine(whole: np.ndarray, best: np.ndarray, neg: np.ndarray, item_weight: float,
+            penalty: float = EXCLUSION_PENALTY) -> np.ndarray:
+    """Scores from similarities (arrays of any shape): ``pos`` mixes whole-text and best-item
+    similarity, then a better-fitting exclusion lowers it."""
+    pos = (1.0 - item_weight) * whole + item_weight * best
+    return pos - penalty * np.maximum(0.0, neg - pos)
 
 
 def skill_scores(listing_parts: list[DescriptionParts], query_vec: np.ndarray,
-                 vector: Callable[[str], np.ndarray], penalty: float = EXCLUSION_PENALTY
+                 vector: Callable[[str], np.ndarray], penalty: float = EXCLUSION_PENALTY,
+                 item_weight: float = 0.0, named_items: bool = False
                  ) -> tuple[list[float], list[float], list[float]]:
-    """(score, positive similarity, best exclusion similarity) per listed skill; the exclusion
-    similarity is -1 when the description has none."""
-    scores, pos_best, neg_best = [], [], []
-    for parts in listing_parts:
-        pos = float(vector(parts.positive) @ query_vec)
-        neg = max((float(vector(t) @ query_vec) for t in parts.negative), default=-1.0)
-        scores.append(pos - penalty * max(0.0, neg - pos))
-        pos_best.append(pos)
-        neg_best.append(neg)
-    return scores, pos_best, neg_best
+    """(score, positive similarity, best exclusion similarity) per listed skill."""
+    variant = FeatureVariant("shipped", item_weight, named_items) if item_weight > 0 else None
+    whole, best, neg = (np.asarray(v) for v in similarities(listing_parts, query_vec, vector, variant))
+    pos = (1.0 - item_weight) * whole + item_weight * best
+    scores = combine(whole, best, neg, item_weight, penalty)
+    return [float(x) for x in scores], [float(x) for x in pos], [float(x) for x in neg]
 
 
 def choice_probabilities(scores: list[float], intercept: float, slope: float) -> list[float]:
