@@ -2,7 +2,8 @@
 comes from.
 
 **The model.** Every listed skill gets a score for the query (``embed_features``: cosine
-similarity to the name + description without its exclusion clauses, lowered when an
+similarity to the name + description without its exclusion clauses, mixed with the best
+single positive sentence or comma-item by a fitted ``item_weight``, lowered when an
 exclusion clause fits the query better). Similarities are taken between *centred* vectors:
 the mean embedding of the calibration queries is subtracted before normalising, which removes
 the direction every request shares ("a user asking for help") so that what differs between
@@ -11,17 +12,24 @@ probability ``exp(intercept + slope * score_i) / (1 + sum_j exp(intercept + slop
 and no skill fires with the remaining probability (the "none" option, logit 0). A close rival
 takes probability from the target, as it does for Claude.
 
-**The fit.** ``intercept`` and ``slope`` maximise the likelihood of ``should_trigger`` (the
+**The fit.** ``intercept`` and ``slope`` (and ``item_weight`` for the ``blend`` variant)
+maximise the likelihood of ``should_trigger`` (the
 target fired, or not) on a labelled set *disjoint from every acceptance set*:
 ``embed_calibration_set.json`` holds (a) three bundled examples (migration-review,
 recipe-scaler, dockerfile-slim): each of their 20 labelled queries is scored once against the
 example's shipped one-line description and once against a full description written for the
-calibration from that skill's own "When this applies" section; and (b) two skills written only
-for the calibration (regex-helper, trip-itinerary) with 20 labelled queries each (10 should
-trigger, 10 near-misses). 160 rows, 100 distinct queries, 80 positive; every row lists the
-target with the four bundled distractors, as the benchmark does. The JSON records the data,
-the in-sample loss and accuracy and the leave-one-skill-out (5-fold) loss and accuracy (the
-centring vector is computed once on all calibration queries, also for the folds).
+calibration from that skill's own "When this applies" section; and (b) nine skills written
+only for the calibration with 20 labelled queries each (10 should trigger, 10 near-misses):
+regex-helper and trip-itinerary, then seven that widen the set with real-world-shaped
+descriptions (job-application-writer, pytest-writer, workout-planner and
+web-accessibility-audit: long "Use when A, B, C ... Do not use for X, Y" lists, with
+queries that mostly match one listed use; houseplant-doctor: medium; latex-fixer and
+colour-palette: one line), written before any model scored them. 300 rows, 240 distinct
+queries, 150 positive; every row lists the target with the four bundled distractors, as the
+benchmark does. The JSON records the data, the in-sample loss and accuracy, the
+leave-one-skill-out (12-fold) loss and accuracy (the centring vector is computed once on all
+calibration queries, also for the folds) and, per pre-registered feature variant, the same
+figures with the decision rule that picked the shipped one (``choose``).
 
 The acceptance sets (``ACCEPTANCE_SETS``: changelog-writer, csv-tidy, the unseen
 bank-reconciliation fixture) and meeting-minutes (same skill as the older unseen fixture)
@@ -229,8 +237,9 @@ def centred_vectors(encode: Callable[[list[str]], Any], center: Any) -> Callable
 def comparison_table(fits: dict[str, dict[str, Any]], winner: str) -> str:
     """In-sample and LOSO loss/accuracy per variant, with each variant's per-held-out-skill
     loss difference to ``whole`` (how many held-out skills it lowers)."""
-    lines = [f"{'variant':16} {'w':>5} {'in-sample loss':>14} {'acc':>6} {'LOSO loss':>10} "
-             f"{'LOSO acc':>9} {'lower on':>9}"]
+    header = (f"{'variant':16} {'w':>5} {'in-sample loss':>14} {'acc':>6} {'LOSO loss':>10} "
+              f"{'LOSO acc':>9} {'lower on':>9}")
+    lines = [header]
     skills = [r[0] for r in calibration_rows()]
     base = fits["whole"]["loso_row_loss"] if "whole" in fits else None
     for name, f in fits.items():

