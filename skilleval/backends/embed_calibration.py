@@ -247,7 +247,7 @@ def comparison_table(fits: dict[str, dict[str, Any]], winner: str) -> str:
         lower = ""
         if base is not None and name != "whole":
             diff: dict[str, float] = {}
-            for s, x, y in zip(skills, f["loso_row_loss"], base):
+            for s, x, y in zip(skills, f["loso_row_loss"], base, strict=True):
                 diff[s] = diff.get(s, 0.0) + x - y
             lower = f"{sum(v < 0 for v in diff.values())}/{len(diff)}"
         mark = "  <- shipped" if name == winner else ""
