@@ -35,7 +35,7 @@ class EmbedParams:
 class EmbedBackend(BaseBackend):
     name = "embed"
     needs_self_check = False
-    harness_version = "embed-2"
+    harness_version = "embed-3"  # embed-3: best-item blend feature
 
     def __init__(self, params: EmbedParams) -> None:
         import numpy as np
