@@ -49,11 +49,40 @@ def refusal(state: "LoopState", tests: dict[str, Any], partial_test: bool) -> st
         return "the test evaluation was cut short by the budget, so the best was not checked on test"
     if not tests.get("original") or not tests.get("best"):
         return "there is no test split to check the best description on (splitter has no test)"
-    o, b = _passed(tests["original"]), _passed(tests["best"])
+    return held_out_veto(tests)
+
+
+def held_out_veto(tests: dict[str, Any]) -> str | None:
+    """Why the held-out test overrules the loop's best, or None: it passed fewer test queries
+    than the original (one comparison of two descriptions, not a search over candidates)."""
+    o, b = _passed(tests.get("original")), _passed(tests.get("best"))
     if o is None or b is None or b < o:
         return (f"the best description passed fewer test queries than the original "
-                f"({b}/{len(tests['best'])} vs {o}/{len(tests['original'])}): likely over-fitting")
+                f"({b}/{len(tests.get('best') or ())} vs {o}/{len(tests.get('original') or ())}): "
+                "likely over-fitting")
     return None
+
+
+def recommendation(state: "LoopState", tests: dict[str, Any], partial_test: bool) -> dict[str, Any]:
+    """Which description the run recommends (``results.json["recommended"]``): the loop's
+    best, unless it is the original or the held-out test overrules it (`held_out_veto`); then the
+    original. It is the description ``optimize.apply=true`` writes, or would write, so what a
+    reader deploys from results.json and what ``apply`` changes are one decision. Without a
+    finished test (no test split, or the budget cut it short) the best stands unchecked, and
+    the reason says so."""
+    best, orig = state.best, state.original
+    if best is orig or best.description == orig.description:
+        which, why = "original", "no candidate beat the original in a paired comparison"
+    elif partial_test or not tests.get("original") or not tests.get("best"):
+        which, why = "best", ("won its paired validation test; NOT checked on test ("
+                              + ("the budget cut the test short)" if partial_test else "no test split)"))
+    else:
+        veto = held_out_veto(tests)
+        which, why = ("original", veto) if veto else (
+            "best", "won its paired validation test and passed at least as many test queries "
+                    "as the original")
+    return {"which": which, "description": orig.description if which == "original"
+            else best.description, "reason": why}
 
 
 def apply_best(job: "JobContext", skill: Skill, state: "LoopState", tests: dict[str, Any],

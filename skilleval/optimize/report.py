@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from rich.table import Table
 from rich.text import Text
 
+from skilleval.optimize.apply import recommendation
 from skilleval.optimize.selection import QueryOutcome, outcomes, passed, run_accuracy
 from skilleval.stats import estimate, mcnemar_exact
 from skilleval.trigger.metrics import summarize
@@ -95,6 +96,9 @@ def build_results(o: "Optimizer", state: "LoopState", tests: dict[str, list[Quer
         "exit_reason": state.exit_reason,
         "original_description": orig.description,
         "best_description": best.description,
+        # the description to deploy: the best unless the held-out test overrules it (what
+        # optimize.apply=true writes); see optimize.apply.recommendation
+        "recommended": recommendation(state, tests, partial_test),
         "best_score": (test_best or {}).get("score") or _score(best.validation) or _score(best.train),
         "best_train_score": _score(best.train),
         "best_test_score": (test_best or {}).get("score"),
@@ -210,6 +214,10 @@ def print_summary(o: "Optimizer", state: "LoopState", tests: dict[str, list[Quer
         con.print("No candidate beat the original in a paired comparison; the original is kept.")
     else:
         con.print(Text("description diff: ", style="bold") + word_diff(visible(orig.description), visible(best.description)))
+        rec = result["recommended"]
+        style = "green" if rec["which"] == "best" else "yellow"
+        con.print(f"[bold]recommended:[/bold] [{style}]the {rec['which']}[/{style}] description "
+                  f"({safe(rec['reason'])})")
     flips = _flips(o, state, tests)
     if flips:
         con.print("[bold]queries that flipped[/bold] (original → best):")

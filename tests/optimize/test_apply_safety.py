@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from opt_helpers import EXAMPLE
 
-from skilleval.optimize.apply import refusal
+from skilleval.optimize.apply import recommendation, refusal
 from skilleval.optimize.selection import QueryOutcome
 from skilleval.optimize.state import Entry, LoopState
 
@@ -46,6 +46,20 @@ def test_the_original_is_never_rewritten() -> None:
     assert "still the best" in refusal(st, {"original": _test(True), "best": _test(True)}, False)
 
 
+def test_the_recommendation_is_the_best_unless_the_test_overrules_it() -> None:
+    lost = {"original": _test(True, True, False), "best": _test(True, False, False)}
+    rec = recommendation(_state(), lost, False)
+    assert (rec["which"], rec["description"]) == ("original", "Old.") and "1/3 vs 2/3" in rec["reason"]
+    rec = recommendation(_state(), {"original": _test(True, False), "best": _test(True, False)}, False)
+    assert (rec["which"], rec["description"]) == ("best", "New.")
+    st = _state()
+    st.incumbent = 0
+    assert recommendation(st, lost, False)["which"] == "original"
+    for tests, partial in (({}, False), (lost, True)):  # unchecked: the best stands, said so
+        rec = recommendation(_state(), tests, partial)
+        assert rec["which"] == "best" and "NOT checked on test" in rec["reason"]
+
+
 def test_apply_backup_goes_to_the_output_folder_not_the_skill(cli, tmp_path):
     skill = tmp_path / "changelog-writer"
     shutil.copytree(EXAMPLE, skill)
@@ -56,11 +70,14 @@ def test_apply_backup_goes_to_the_output_folder_not_the_skill(cli, tmp_path):
     res = cli.results()[-1]
     folder = next(cli.outputs.rglob("results.json")).parent
     backups = list(folder.glob("SKILL.md.bak-*"))
+    rec = res["recommended"]  # results.json names the description apply writes
     if "wrote the best description" in out.stderr:
+        assert rec["which"] == "best" and rec["description"] == res["best_description"]
         assert [p.read_text() for p in backups] == [before]
         assert res["best_test_score"] and res["original_test_score"]
     else:
         assert "SKILL.md unchanged" in out.stderr and (skill / "SKILL.md").read_text() == before
+        assert rec["which"] == "original" and rec["description"] == res["original_description"]
     assert cli.run("validate", str(skill)).returncode == 0
     assert cli.run("package", str(skill), "-o", str(tmp_path / "pkg")).returncode == 0
     import zipfile
