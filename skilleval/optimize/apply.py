@@ -66,10 +66,10 @@ def held_out_veto(tests: dict[str, Any]) -> str | None:
 def recommendation(state: "LoopState", tests: dict[str, Any], partial_test: bool) -> dict[str, Any]:
     """Which description the run recommends (``results.json["recommended"]``): the loop's
     best, unless it is the original or the held-out test overrules it (`held_out_veto`); then the
-    original. It is the description ``optimize.apply=true`` writes, or would write, so what a
-    reader deploys from results.json and what ``apply`` changes are one decision. Without a
-    finished test (no test split, or the budget cut it short) the best stands unchecked, and
-    the reason says so."""
+    original. Once the test has checked it, it is the description ``optimize.apply=true``
+    writes, so what a reader deploys from results.json and what ``apply`` changes are one
+    decision. Without a finished test (no test split, or the budget cut it short) the best
+    stands unchecked and the reason says so; ``apply`` then writes nothing (`refusal`)."""
     best, orig = state.best, state.original
     if best is orig or best.description == orig.description:
         which, why = "original", "no candidate beat the original in a paired comparison"
