@@ -1,6 +1,7 @@
 """Benchmark: trigger trials through the real `claude` CLI against serve-sim, at default settings.
 
     python benchmarks/cli_orchestration.py [--trials 60] [--probe 6] [--repeats 3] [--compare 8]
+                                           [--latency-ms 1500]
 
 The CLI is CPU-bound (a trial costs about 0.45 s of CPU), so the floor for N trials on C
 usable CPUs is N x (CPU seconds per trial) / C. This script measures, in one run:
@@ -13,8 +14,14 @@ usable CPUs is N x (CPU seconds per trial) / C. This script measures, in one run
    wall / floor (target <= 1.05);
 3. API requests per trial, counted by serve-sim (target exactly 1.00: the CLI stops at
    the decision);
-4. with ``--compare K``, the same at K CLI processes at once (the old default was 8), and
-   the paired ratio of wall times against the default with a 95 % interval over passes.
+4. with ``--compare K``, the same at a fixed cap of K CLI processes at once (the old default
+   was 8), and the paired ratio of wall times against the default with a 95 % interval over
+   passes;
+5. the most CLI processes at once in each pass ("peak procs"): the default cap starts at the
+   usable CPUs and grows only when the API keeps processes waiting (``cli_gate``). With
+   ``--latency-ms L`` serve-sim waits L ms before every answer, as the real API does
+   (seconds); ``--latency-ms 1500 --compare 2`` shows what a cap fixed at the CPUs would cost
+   there. The wall/floor figure then compares with a CPU-only floor and is not the target.
 
 Other work on the machine inflates the wall time and so the ratio; the CPU figure is taken
 in the same run, so the ratio stays comparable between runs on a quiet machine. With
@@ -76,13 +83,15 @@ def requests(sim: SimProcess) -> int:
 
 
 def measure(sim: SimProcess, backend: ClaudeCliBackend, trials: list[Trial], in_flight: int
-            ) -> tuple[float, float, float, int]:
-    """(wall s, CPU s of the CLI processes, API requests per trial, errors)."""
+            ) -> tuple[float, float, float, int, int]:
+    """(wall s, CPU s of the CLI processes, API requests per trial, errors, most CLI
+    processes at once: the default's cap adapts to the API's waiting, see cli_gate)."""
     before_req, before_cpu = requests(sim), children_cpu()
+    backend.gate.peak = 0
     wall, results = asyncio.run(run(backend, trials, in_flight))
     cpu = children_cpu() - before_cpu
     per_trial = (requests(sim) - before_req) / len(trials)
-    return wall, cpu, per_trial, sum(not r.outcome.valid for r in results)
+    return wall, cpu, per_trial, sum(not r.outcome.valid for r in results), backend.gate.peak
 
 
 def main() -> int:
@@ -91,7 +100,10 @@ def main() -> int:
     parser.add_argument("--probe", type=int, default=6, help="serial trials that measure CPU per trial")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes (median reported)")
     parser.add_argument("--compare", type=int, nargs="*", default=[],
-                        help="also run at these CLI process caps (e.g. 8, the old default)")
+                        help="also run at these fixed CLI process caps (e.g. 8, the old default; 2)")
+    parser.add_argument("--latency-ms", type=float, default=0.0,
+                        help="serve-sim waits this long before each answer (the real API takes "
+                             "seconds): the default cap then grows past the CPUs (cli_gate)")
     args = parser.parse_args()
     claude, reason = locate_claude_cli()
     if claude is None:
@@ -99,21 +111,23 @@ def main() -> int:
         return 3
     cpus = usable_cpus()
     with SimProcess() as sim:
+        sim.configure(latency_ms=args.latency_ms)
         default = ClaudeCliBackend(ClaudeCliParams(executable=claude, model="sim-1", base_url=sim.url))
         print(f"claude {default.cli_version}, {cpus} usable CPUs, default CLI processes at once: "
               f"{default.max_processes}, {args.trials} trials ({TRIGGER_CONCURRENCY} in flight)")
         measure(sim, default, make_trials(1, "warm-"), 1)
 
         def probe(tag: str) -> float:
-            _, cpu, _, _ = measure(sim, default, make_trials(args.probe, tag), 1)
+            _, cpu, _, _, _ = measure(sim, default, make_trials(args.probe, tag), 1)
             return cpu / args.probe
-        runs = [(default.max_processes, default)] + [
-            (k, ClaudeCliBackend(ClaudeCliParams(executable=claude, model="sim-1", base_url=sim.url,
-                                                 concurrency=k))) for k in dict.fromkeys(args.compare)
-            if k != default.max_processes]  # one timed run per cap: the default is always run
+        # the default (its cap adapts to the waiting) and one timed run per fixed cap
+        runs: list[tuple[str, ClaudeCliBackend]] = [("default", default)] + [
+            (f"fixed {k}", ClaudeCliBackend(ClaudeCliParams(executable=claude, model="sim-1",
+                                                            base_url=sim.url, concurrency=k)))
+            for k in dict.fromkeys(args.compare)]
         print(f"{'pass':>4} {'processes':>9} {'CPU/trial':>10} {'floor s':>8} {'wall s':>8} "
-              f"{'wall/floor':>11} {'busy CPUs':>10} {'API calls/trial':>16}")
-        ratios: dict[int, list[float]] = {label: [] for label, _ in runs}
+              f"{'wall/floor':>11} {'busy CPUs':>10} {'API calls/trial':>16} {'peak procs':>11}")
+        ratios: dict[str, list[float]] = {label: [] for label, _ in runs}
         before = probe("probe-0-")
         for rep in range(args.repeats):
             timed = []
@@ -123,20 +137,21 @@ def main() -> int:
             after = probe(f"probe-{rep + 1}-")
             per_trial_cpu = (before + after) / 2
             floor = args.trials * per_trial_cpu / cpus
-            for label, wall, cpu, calls, errors in timed:
+            for label, wall, cpu, calls, errors, peak in timed:
                 ratios[label].append(wall / floor)
                 print(f"{rep + 1:>4} {label:>9} {per_trial_cpu:>10.3f} {floor:>8.2f} {wall:>8.2f} "
-                      f"{wall / floor:>11.3f} {cpu / wall:>10.2f} {calls:>16.2f}"
+                      f"{wall / floor:>11.3f} {cpu / wall:>10.2f} {calls:>16.2f} {peak:>11}"
                       + (f"  ({errors} errors)" if errors else ""))
             before = after
         for label, values in ratios.items():
             print(f"processes {label}: median wall/floor {statistics.median(values):.3f} "
-                  f"over {len(values)} passes (target <= 1.05 at the default, "
-                  f"{default.max_processes})")
-        base = ratios[default.max_processes]
+                  f"over {len(values)} passes (target <= 1.05 at the default"
+                  + (f"; latency {args.latency_ms:g} ms: the floor counts CPU only)" if args.latency_ms
+                     else ")"))
+        base = ratios["default"]
         for label, values in list(ratios.items())[1:]:
             ratio, low, high = ratio_ci(values, base)
-            print(f"wall at {label} / wall at the default {default.max_processes}: {ratio:.3f} "
+            print(f"wall at {label} / wall at the default: {ratio:.3f} "
                   f"(paired 95 % CI {low:.3f}-{high:.3f} over {len(values)} passes)")
     return 0
 

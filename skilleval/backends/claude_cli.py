@@ -36,6 +36,7 @@ from skilleval.backends.base import BaseBackend
 from skilleval.backends.cli_process import (ISOLATION_SETTINGS, TRIAL_SETTINGS, kill_group,
                                             usable_cpus)
 from skilleval.backends.params import ClaudeCliParams
+from skilleval.backends.cli_gate import ProcessGate
 from skilleval.backends.cli_stream import CliRun
 from skilleval.backends.pricing import cost_usd
 from skilleval.domain import Completion, Outcome, Skill, Trial, TrialResult
@@ -64,20 +65,15 @@ class ClaudeCliBackend(BaseBackend):
         self.hints = params.sim_hints and is_loopback(params.base_url)
         if params.concurrency is not None and params.concurrency < 1:
             raise UserError(f"backend.concurrency must be at least 1, got {params.concurrency}")
-        # The CLI is CPU-bound (about 0.45 s of CPU per trial): more processes than CPUs only
-        # queue for the CPU and stretch every trial, whatever trigger.concurrency asks for.
-        # Measured on 2 CPUs (benchmarks/cli_orchestration.py, 5 paired passes of 60 trials):
-        # wall/floor 1.006 at 2 processes; 3 processes keep the CPUs busier (1.93 vs 1.87) but
-        # each trial costs more CPU, wall x1.045 (CI 1.00-1.09); 8 processes wall x1.24.
-        self.max_processes = params.concurrency or usable_cpus()
-        self._gates: dict[int, asyncio.Semaphore] = {}
+        # Processes at once: the usable CPUs while the work is CPU-bound (about 0.45 s of CPU a
+        # trial; measured on 2 CPUs against serve-sim, benchmarks/cli_orchestration.py:
+        # 3 processes wall x1.045 (CI 1.00-1.09), 8 processes x1.24), more when the API's
+        # answer keeps processes waiting (the real API: seconds) -- see cli_gate.
+        self.gate = ProcessGate(usable_cpus(), fixed=params.concurrency)
+        self.max_processes = self.gate.cap  # at the start; the least it will be
 
-    def _gate(self) -> asyncio.Semaphore:
-        """One semaphore per event loop (a job may run several loops one after another)."""
-        loop = id(asyncio.get_running_loop())
-        if loop not in self._gates:
-            self._gates = {loop: asyncio.Semaphore(self.max_processes)}
-        return self._gates[loop]
+    def _gate(self):  # noqa: ANN202 - an async context manager
+        return self.gate.slot()
 
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
@@ -218,10 +214,13 @@ class ClaudeCliBackend(BaseBackend):
                     return None
                 return await proc.wait()  # stdout closed: the exit code, within the timeout
 
+            spawned = time.monotonic()
             try:
                 code = await asyncio.wait_for(read_and_wait(), self.params.timeout_s)
             except asyncio.TimeoutError:
                 status, code = "timeout", None
+            if run.decided or run.finished:
+                self.gate.observe(time.monotonic() - spawned, run.api_wait_s)
             if code:
                 await kill_group(proc)  # a grandchild may still hold stderr open
                 try:

@@ -18,6 +18,7 @@ Rules, from what the real CLI prints (2.0.75 - 2.1.332):
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,16 @@ class CliRun:
     _seen_tool_ids: set[str] = field(default_factory=set)
     _open_stream: bool = False
     _stream_delta: bool = False
+    #: monotonic times of the ``init`` event (the request follows it) and of the first event
+    #: of the main conversation's answer: the API wait between them sizes the process cap
+    init_at: float | None = None
+    answer_at: float | None = None
+
+    @property
+    def api_wait_s(self) -> float | None:
+        if self.init_at is None or self.answer_at is None:
+            return None
+        return max(0.0, self.answer_at - self.init_at)
 
     @property
     def decided(self) -> bool:
@@ -67,6 +78,9 @@ class CliRun:
             self.malformed += 1
             return
         kind = event.get("type")
+        if (self.answer_at is None and self.init_at is not None
+                and kind in ("assistant", "stream_event") and event.get("parent_tool_use_id") is None):
+            self.answer_at = time.monotonic()
         if kind == "system":
             self._system(event)
         elif kind == "assistant" and event.get("parent_tool_use_id") is None:
@@ -104,6 +118,8 @@ class CliRun:
     def _system(self, event: dict[str, Any]) -> None:
         subtype = event.get("subtype")
         if subtype == "init":
+            if self.init_at is None:
+                self.init_at = time.monotonic()
             self.version = event.get("claude_code_version") or self.version
             skills = event.get("skills")
             if isinstance(skills, list):

@@ -21,8 +21,9 @@ import threading
 import time
 import typing
 import uuid
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Iterator
 from urllib.parse import parse_qs, urlsplit
 
 from skilleval.sim.batches import Batch, Batches, _error
@@ -50,11 +51,26 @@ class SimAPI:
         self.stats: dict[str, int] = {}
         self.bodies: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self._in_flight = 0
         self.base_url = ""
 
     def count(self, name: str, n: int = 1) -> None:
         with self._lock:
             self.stats[name] = self.stats.get(name, 0) + n
+
+    @contextmanager
+    def in_flight(self) -> Iterator[None]:
+        """Count a Messages request while it is served; ``messages_in_flight_peak`` in the
+        stats is the most at once (tests read how many callers the API saw together)."""
+        with self._lock:
+            self._in_flight += 1
+            peak = self.stats.get("messages_in_flight_peak", 0)
+            self.stats["messages_in_flight_peak"] = max(peak, self._in_flight)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_flight -= 1
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
@@ -174,7 +190,8 @@ class Handler(BaseHTTPRequestHandler):
             if not self._authorised():
                 return self._fail(401, "x-api-key or Authorization: Bearer header is required")
             if method == "POST" and path == "/v1/messages":
-                return self._messages(self._body())
+                with self.api.in_flight():
+                    return self._messages(self._body())
             if method == "POST" and path == "/v1/messages/count_tokens":
                 body = self._body()
                 return self._send(200, {"input_tokens": self.api.cache.account(body, dry_run=True)

@@ -1,5 +1,6 @@
 """Issue 8 item 8: claude_cli makes one API call per trial, even under load, and by default
-runs no more CLI processes than there are CPUs (the CLI is CPU-bound)."""
+runs as many CLI processes as keep the CPUs busy: one per CPU while the work is CPU-bound
+(a fast endpoint), more when the API keeps them waiting (the real API's seconds)."""
 from __future__ import annotations
 
 import asyncio
@@ -8,6 +9,7 @@ import pytest
 
 from backend_cases import PDF, trials
 from skilleval.backends.claude_cli import ClaudeCliBackend, ClaudeCliParams
+from skilleval.backends.cli_gate import ProcessGate
 from skilleval.backends.cli_process import usable_cpus
 from skilleval.domain import Outcome
 
@@ -18,6 +20,47 @@ def test_default_process_cap_is_the_usable_cpus(sim, claude_bin) -> None:  # noq
     b = ClaudeCliBackend(ClaudeCliParams(executable=claude_bin, base_url=sim.url, model="sim-1"))
     assert b.max_processes == usable_cpus()
     assert ClaudeCliBackend(ClaudeCliParams(executable=claude_bin, concurrency=5)).max_processes == 5
+
+
+def test_the_cap_follows_the_share_of_time_spent_waiting() -> None:
+    gate = ProcessGate(2, ceiling=8)
+    assert gate.cap == 2  # nothing measured yet: one process per CPU
+    gate.observe(0.55, 0.06)  # serve-sim on loopback: CPU-bound
+    assert gate.cap == 2
+    gate = ProcessGate(2, ceiling=8)
+    for _ in range(10):
+        gate.observe(2.0, 1.5)  # the real API: three quarters of a trial is waiting
+    assert gate.cap == 8  # 2 / (1 - 0.75) = 8, the ceiling
+    gate.observe(1.0, None)  # a trial with no measurement changes nothing
+    assert gate.cap == 8
+    fixed = ProcessGate(2, fixed=3)
+    fixed.observe(2.0, 1.9)
+    assert fixed.cap == 3  # backend.concurrency=N is N
+
+
+def test_more_processes_when_the_api_keeps_them_waiting(sim, claude_bin) -> None:  # noqa: ANN001
+    """With a slow API (1.5 s before the answer) the CPUs would idle at one process per CPU:
+    the cap grows from the CLI's own timing, and the API sees more requests at once than
+    there are CPUs. A fast API keeps the cap at the CPUs."""
+    items = list(trials(repeats=8, queries=["Please fill in the PDF form tax.pdf with my name",
+                                            "populate the fields of this pdf form for me"]))
+
+    def run(latency_ms: float) -> tuple[int, int]:
+        sim.reset(latency_ms=latency_ms)  # stats (the in-flight peak) start again
+        b = ClaudeCliBackend(ClaudeCliParams(executable=claude_bin, base_url=sim.url,
+                                             model="sim-1", timeout_s=120.0))
+
+        async def go():  # noqa: ANN202
+            return await asyncio.gather(*(b.run_trial(t) for t in items))
+        got = asyncio.run(go())
+        assert all(r.outcome in (Outcome.TRIGGERED, Outcome.NOT_TRIGGERED) for r in got), got
+        return b.gate.peak, sim.stats().get("messages_in_flight_peak", 0)
+
+    cpus = usable_cpus()
+    peak, at_api = run(0.0)
+    assert peak == cpus and at_api <= cpus
+    peak, at_api = run(1500.0)
+    assert peak > cpus and at_api > cpus, (peak, at_api, cpus)
 
 
 def test_one_api_call_per_trial_under_load(sim, claude_bin) -> None:  # noqa: ANN001

@@ -1,0 +1,80 @@
+"""How many `claude` CLI processes may run at once: enough to keep the CPUs busy, no more.
+
+A CLI trial spends its wall time in two ways: on the CPU (starting node, building the
+request, reading the answer: about 0.45 s) and waiting for the API's answer. Against a fast
+endpoint (serve-sim on loopback) the wait is a few per cent of the trial, the work is
+CPU-bound, and more processes than CPUs only queue for the CPU and stretch every trial
+(benchmarks/cli_orchestration.py). Against the real API the wait is seconds: a cap of one
+process per CPU would leave the CPUs idle most of the time and make a run several times
+slower than it needs to be.
+
+So the cap follows Little's law: to keep ``C`` CPUs busy when a share ``w`` of each
+process's life is spent waiting, ``C / (1 - w)`` processes are needed. ``w`` is measured on
+every trial from the CLI's own stream (from its ``init`` event, sent just before the request,
+to the first event of the answer) and smoothed (EWMA, weight ``SMOOTHING``); the cap starts at
+``C``, never goes below it, and never above ``ceiling`` (the trials a job keeps in flight,
+``trigger.concurrency``, bound it anyway). ``backend.concurrency=N`` fixes the cap at N.
+Hand-written (a counter under an `asyncio.Condition`): `asyncio.Semaphore` has no way to
+change its size while waiters queue.
+"""
+from __future__ import annotations
+
+import asyncio
+from contextlib import asynccontextmanager
+from typing import AsyncIterator
+
+#: weight of the newest trial in the smoothed waiting share
+SMOOTHING = 0.3
+#: the waiting share is capped so that one odd trial cannot ask for an unbounded cap
+MAX_WAIT_SHARE = 0.95
+
+
+class ProcessGate:
+    """A cap on CLI processes at once that adapts to the measured waiting share (see the
+    module docstring). One gate serves one backend; its asyncio parts are made per event loop
+    (a job may run several loops one after another), its measurement carries over."""
+
+    def __init__(self, cpus: int, *, fixed: int | None = None, ceiling: int = 64) -> None:
+        self.cpus = max(1, cpus)
+        self.fixed = fixed
+        self.ceiling = max(self.cpus, ceiling)
+        self.wait_share: float | None = None  # smoothed; None until a trial reports
+        self.active = 0
+        self.peak = 0  # most processes at once so far (reported by benchmarks and tests)
+        self._loop: int | None = None
+        self._cond: asyncio.Condition | None = None
+
+    @property
+    def cap(self) -> int:
+        if self.fixed is not None:
+            return self.fixed
+        w = min(self.wait_share or 0.0, MAX_WAIT_SHARE)
+        return max(self.cpus, min(self.ceiling, int(self.cpus / (1.0 - w) + 0.5)))
+
+    def observe(self, wall_s: float, wait_s: float | None) -> None:
+        """One finished trial: its wall time and the part of it spent waiting for the API."""
+        if wait_s is None or wall_s <= 0:
+            return
+        share = min(max(wait_s / wall_s, 0.0), 1.0)
+        self.wait_share = share if self.wait_share is None else \
+            (1 - SMOOTHING) * self.wait_share + SMOOTHING * share
+
+    def _condition(self) -> asyncio.Condition:
+        loop = id(asyncio.get_running_loop())
+        if self._cond is None or self._loop != loop:
+            self._loop, self._cond, self.active = loop, asyncio.Condition(), 0
+        return self._cond
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        cond = self._condition()
+        async with cond:
+            await cond.wait_for(lambda: self.active < self.cap)
+            self.active += 1
+            self.peak = max(self.peak, self.active)
+        try:
+            yield
+        finally:
+            async with cond:
+                self.active -= 1
+                cond.notify_all()  # the cap may have grown: wake every waiter to re-check
