@@ -26,7 +26,7 @@ class ClaudeCliParams:
     keep_workdirs: bool = False
     sim_hints: bool = True           # send x-skilleval-sim to loopback simulators only
     pricing_file: Optional[str] = None
-    concurrency: Optional[int] = None  # CLI processes at once (default: usable CPUs; it is CPU-bound)
+    concurrency: Optional[int] = None  # CLI processes at once, fixed (default: adaptive, see cli_gate)
 
 
 @dataclass
