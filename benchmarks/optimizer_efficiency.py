@@ -56,6 +56,11 @@ of 10/5/5; skill-creator 12 train / 4 test instead of 15/5), so the test and cal
 printed in the same run are for those smaller sets and are not the K = 0 figures. K unseen
 queries per unit give steps of 1/K, so the unseen interval is wider than the test one.
 
+Measured on a fresh clone (2026-12-01, shipped defaults, 180 units, ``--jobs 2``, 4 min):
+calls ratio 0.55; test accuracy 0.802 (recommended) vs skill-creator's 0.820, paired
+-0.018 [-0.038, +0.003], not significant; the validation-best before the test check
+-0.019 [-0.040, +0.003]. The target's lower bound (>= -0.02) is NOT met.
+
 Usage: python benchmarks/optimizer_efficiency.py [--seeds 30] [--seed-start 0] [--jobs 2]
        [--ours "optimize.patience=1" ...] [--unseen 4]
 """

@@ -16,6 +16,10 @@ to the first event of the answer) and smoothed (EWMA, weight ``SMOOTHING``); the
 ``trigger.concurrency``, bound it anyway). ``backend.concurrency=N`` fixes the cap at N.
 Hand-written (a counter under an `asyncio.Condition`): `asyncio.Semaphore` has no way to
 change its size while waiters queue.
+
+Measured on 2 CPUs (``benchmarks/cli_orchestration.py --latency-ms 1500 --compare 2``, 40
+trials, 3 paired passes, fresh clone): a cap fixed at the CPUs took 2.41x the wall time of
+this one (95 % CI 2.09-2.77), which peaked at 8 processes; with no latency it stays at 2.
 """
 from __future__ import annotations
 
