@@ -134,8 +134,10 @@ class ClaudeCliBackend(BaseBackend):
     # -- trials -----------------------------------------------------------------------------
 
     async def run_trial(self, trial: Trial) -> TrialResult:
-        async with self._gate():
-            return await self._run_trial(trial)
+        # The process slot (`_gate`) is taken in `_run_once` around the CLI process alone:
+        # making and removing the trial folder and a retry's back-off happen outside it, so
+        # the next CLI starts as soon as one ends.
+        return await self._run_trial(trial)
 
     async def _run_trial(self, trial: Trial) -> TrialResult:
         start = time.perf_counter()
@@ -193,46 +195,49 @@ class ClaudeCliBackend(BaseBackend):
         stderr_task: asyncio.Task[str] | None = None
         status = "ok"
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *self.argv(trial), cwd=root / "proj", env=self._env(root / "config", trial),
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                start_new_session=True, limit=16 * 1024 * 1024)
-            stderr_task = asyncio.create_task(_tail(proc.stderr))
-
-            async def read_and_wait() -> int | None:
-                assert proc is not None and proc.stdout is not None
-                while not run.decided and not run.finished:
-                    try:
-                        line = await proc.stdout.readline()
-                    except ValueError:  # one line over the 16 MiB limit: skipped, counted
-                        run.malformed += 1
-                        continue
-                    if not line:
-                        break
-                    run.feed(line)
-                if run.decided or run.finished:
-                    return None
-                return await proc.wait()  # stdout closed: the exit code, within the timeout
-
-            spawned = time.monotonic()
-            try:
-                code = await asyncio.wait_for(read_and_wait(), self.params.timeout_s)
-            except asyncio.TimeoutError:
-                status, code = "timeout", None
-            if run.decided or run.finished:
-                self.gate.observe(time.monotonic() - spawned, run.api_wait_s)
-            if code:
-                await kill_group(proc)  # a grandchild may still hold stderr open
+            async with self._gate():  # the slot covers the CLI process alone
                 try:
-                    tail = await asyncio.wait_for(asyncio.shield(stderr_task), 2.0)
-                except asyncio.TimeoutError:
-                    tail = ""
-                status = f"exit {code}: {tail[-400:].strip()}"
+                    proc = await asyncio.create_subprocess_exec(
+                        *self.argv(trial), cwd=root / "proj", env=self._env(root / "config", trial),
+                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                        start_new_session=True, limit=16 * 1024 * 1024)
+                    stderr_task = asyncio.create_task(_tail(proc.stderr))
+
+                    async def read_and_wait() -> int | None:
+                        assert proc is not None and proc.stdout is not None
+                        while not run.decided and not run.finished:
+                            try:
+                                line = await proc.stdout.readline()
+                            except ValueError:  # one line over the 16 MiB limit: skipped, counted
+                                run.malformed += 1
+                                continue
+                            if not line:
+                                break
+                            run.feed(line)
+                        if run.decided or run.finished:
+                            return None
+                        return await proc.wait()  # stdout closed: the exit code, within the timeout
+
+                    spawned = time.monotonic()
+                    try:
+                        code = await asyncio.wait_for(read_and_wait(), self.params.timeout_s)
+                    except asyncio.TimeoutError:
+                        status, code = "timeout", None
+                    if run.decided or run.finished:
+                        self.gate.observe(time.monotonic() - spawned, run.api_wait_s)
+                    if code:
+                        await kill_group(proc)  # a grandchild may still hold stderr open
+                        try:
+                            tail = await asyncio.wait_for(asyncio.shield(stderr_task), 2.0)
+                        except asyncio.TimeoutError:
+                            tail = ""
+                        status = f"exit {code}: {tail[-400:].strip()}"
+                finally:
+                    if proc is not None:
+                        await kill_group(proc)
+                    if stderr_task is not None:
+                        stderr_task.cancel()
         finally:
-            if proc is not None:
-                await kill_group(proc)
-            if stderr_task is not None:
-                stderr_task.cancel()
             if not self.params.keep_workdirs:
                 shutil.rmtree(root, ignore_errors=True)
         return run, status

@@ -9,7 +9,7 @@ process per CPU would leave the CPUs idle most of the time and make a run severa
 slower than it needs to be.
 
 So the cap follows Little's law: to keep ``C`` CPUs busy when a share ``w`` of each
-process's life is spent waiting, ``C / (1 - w)`` processes are needed. ``w`` is measured on
+process's life is spent waiting, ``C / (1 - w)`` processes are needed (rounded down). ``w`` is measured on
 every trial from the CLI's own stream (from its ``init`` event, sent just before the request,
 to the first event of the answer) and smoothed (EWMA, weight ``SMOOTHING``); the cap starts at
 ``C``, never goes below it, and never above ``ceiling`` (the trials a job keeps in flight,
@@ -53,7 +53,9 @@ class ProcessGate:
         if self.fixed is not None:
             return self.fixed
         w = min(self.wait_share or 0.0, MAX_WAIT_SHARE)
-        return max(self.cpus, min(self.ceiling, int(self.cpus / (1.0 - w) + 0.5)))
+        # rounded down: one process too many queues on the CPU and stretches every trial,
+        # one too few leaves part of a CPU idle (the cheaper mistake near the boundary)
+        return max(self.cpus, min(self.ceiling, int(self.cpus / (1.0 - w))))
 
     def observe(self, wall_s: float, wait_s: float | None) -> None:
         """One finished trial: its wall time and the part of it spent waiting for the API."""

@@ -28,9 +28,11 @@ def test_the_cap_follows_the_share_of_time_spent_waiting() -> None:
     gate.observe(0.55, 0.06)  # serve-sim on loopback: CPU-bound
     assert gate.cap == 2
     gate = ProcessGate(2, ceiling=8)
+    gate.observe(0.5, 0.2)  # w = 0.4: 2 / 0.6 = 3.3, rounded down
+    assert gate.cap == 3
     for _ in range(10):
-        gate.observe(2.0, 1.5)  # the real API: three quarters of a trial is waiting
-    assert gate.cap == 8  # 2 / (1 - 0.75) = 8, the ceiling
+        gate.observe(2.0, 1.6)  # the real API: most of a trial is waiting
+    assert gate.cap == 8  # 2 / (1 - 0.8) = 10, held at the ceiling
     gate.observe(1.0, None)  # a trial with no measurement changes nothing
     assert gate.cap == 8
     fixed = ProcessGate(2, fixed=3)
