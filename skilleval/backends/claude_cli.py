@@ -72,9 +72,6 @@ class ClaudeCliBackend(BaseBackend):
         self.gate = ProcessGate(usable_cpus(), fixed=params.concurrency)
         self.max_processes = self.gate.cap  # at the start; the least it will be
 
-    def _gate(self):  # noqa: ANN202 - an async context manager
-        return self.gate.slot()
-
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
         ident.update({"cli_version": self.cli_version, "max_turns": self.params.max_turns,
@@ -134,7 +131,7 @@ class ClaudeCliBackend(BaseBackend):
     # -- trials -----------------------------------------------------------------------------
 
     async def run_trial(self, trial: Trial) -> TrialResult:
-        # The process slot (`_gate`) is taken in `_run_once` around the CLI process alone:
+        # The process slot (`gate.slot`) is taken in `_run_once` around the CLI process alone:
         # making and removing the trial folder and a retry's back-off happen outside it, so
         # the next CLI starts as soon as one ends.
         return await self._run_trial(trial)
@@ -191,56 +188,62 @@ class ClaudeCliBackend(BaseBackend):
         """One CLI process. Status: ok | timeout | exit N: <stderr tail>."""
         root = self._project(trial)
         run = CliRun()
-        proc: asyncio.subprocess.Process | None = None
-        stderr_task: asyncio.Task[str] | None = None
-        status = "ok"
         try:
-            async with self._gate():  # the slot covers the CLI process alone
-                try:
-                    proc = await asyncio.create_subprocess_exec(
-                        *self.argv(trial), cwd=root / "proj", env=self._env(root / "config", trial),
-                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                        start_new_session=True, limit=16 * 1024 * 1024)
-                    stderr_task = asyncio.create_task(_tail(proc.stderr))
-
-                    async def read_and_wait() -> int | None:
-                        assert proc is not None and proc.stdout is not None
-                        while not run.decided and not run.finished:
-                            try:
-                                line = await proc.stdout.readline()
-                            except ValueError:  # one line over the 16 MiB limit: skipped, counted
-                                run.malformed += 1
-                                continue
-                            if not line:
-                                break
-                            run.feed(line)
-                        if run.decided or run.finished:
-                            return None
-                        return await proc.wait()  # stdout closed: the exit code, within the timeout
-
-                    spawned = time.monotonic()
-                    try:
-                        code = await asyncio.wait_for(read_and_wait(), self.params.timeout_s)
-                    except asyncio.TimeoutError:
-                        status, code = "timeout", None
-                    if run.decided or run.finished:
-                        self.gate.observe(time.monotonic() - spawned, run.api_wait_s)
-                    if code:
-                        await kill_group(proc)  # a grandchild may still hold stderr open
-                        try:
-                            tail = await asyncio.wait_for(asyncio.shield(stderr_task), 2.0)
-                        except asyncio.TimeoutError:
-                            tail = ""
-                        status = f"exit {code}: {tail[-400:].strip()}"
-                finally:
-                    if proc is not None:
-                        await kill_group(proc)
-                    if stderr_task is not None:
-                        stderr_task.cancel()
+            async with self.gate.slot():  # the slot covers the CLI process alone
+                status = await self._run_process(trial, root, run)
         finally:
             if not self.params.keep_workdirs:
                 shutil.rmtree(root, ignore_errors=True)
         return run, status
+
+    async def _run_process(self, trial: Trial, root: Path, run: CliRun) -> str:
+        """Start the CLI in the trial folder and read its stream into ``run`` until the
+        decision, the end or the timeout. Status: ok | timeout | exit N: <stderr tail>."""
+        proc: asyncio.subprocess.Process | None = None
+        stderr_task: asyncio.Task[str] | None = None
+        status = "ok"
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self.argv(trial), cwd=root / "proj", env=self._env(root / "config", trial),
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                start_new_session=True, limit=16 * 1024 * 1024)
+            stderr_task = asyncio.create_task(_tail(proc.stderr))
+
+            async def read_and_wait() -> int | None:
+                assert proc is not None and proc.stdout is not None
+                while not run.decided and not run.finished:
+                    try:
+                        line = await proc.stdout.readline()
+                    except ValueError:  # one line over the 16 MiB limit: skipped, counted
+                        run.malformed += 1
+                        continue
+                    if not line:
+                        break
+                    run.feed(line)
+                if run.decided or run.finished:
+                    return None
+                return await proc.wait()  # stdout closed: the exit code, within the timeout
+
+            spawned = time.monotonic()
+            try:
+                code = await asyncio.wait_for(read_and_wait(), self.params.timeout_s)
+            except asyncio.TimeoutError:
+                status, code = "timeout", None
+            if run.decided or run.finished:
+                self.gate.observe(time.monotonic() - spawned, run.api_wait_s)
+            if code:
+                await kill_group(proc)  # a grandchild may still hold stderr open
+                try:
+                    tail = await asyncio.wait_for(asyncio.shield(stderr_task), 2.0)
+                except asyncio.TimeoutError:
+                    tail = ""
+                status = f"exit {code}: {tail[-400:].strip()}"
+        finally:
+            if proc is not None:
+                await kill_group(proc)
+            if stderr_task is not None:
+                stderr_task.cancel()
+        return status
 
     # -- text ---------------------------------------------------------------------------------
 
@@ -248,12 +251,12 @@ class ClaudeCliBackend(BaseBackend):
         """Run a functional task: see `skilleval.backends.cli_executor`."""
         from skilleval.backends.cli_executor import execute_via_cli
 
-        async with self._gate():
+        async with self.gate.slot():
             return await execute_via_cli(self, request)
 
     async def complete(self, prompt: str, *, system: str | None = None,
                        max_tokens: int = 2048) -> Completion:
-        async with self._gate():
+        async with self.gate.slot():
             return await self._complete(prompt, system)
 
     async def _complete(self, prompt: str, system: str | None) -> Completion:
