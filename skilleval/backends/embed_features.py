@@ -173,8 +173,13 @@ def combine(whole: np.ndarray, best: np.ndarray, neg: np.ndarray, item_weight: f
             penalty: float = EXCLUSION_PENALTY) -> np.ndarray:
     """Scores from similarities (arrays of any shape): ``pos`` mixes whole-text and best-item
     similarity, then a better-fitting exclusion lowers it."""
-    pos = (1.0 - item_weight) * whole + item_weight * best
+    pos = mix(whole, best, item_weight)
     return pos - penalty * np.maximum(0.0, neg - pos)
+
+
+def mix(whole: np.ndarray, best: np.ndarray, item_weight: float) -> np.ndarray:
+    """The positive similarity: whole-text and best-item similarity mixed by ``item_weight``."""
+    return (1.0 - item_weight) * whole + item_weight * best
 
 
 def skill_scores(listing_parts: list[DescriptionParts], query_vec: np.ndarray,
@@ -184,8 +189,8 @@ def skill_scores(listing_parts: list[DescriptionParts], query_vec: np.ndarray,
     """(score, positive similarity, best exclusion similarity) per listed skill."""
     variant = FeatureVariant("shipped", item_weight, named_items) if item_weight > 0 else None
     whole, best, neg = (np.asarray(v) for v in similarities(listing_parts, query_vec, vector, variant))
-    pos = (1.0 - item_weight) * whole + item_weight * best
     scores = combine(whole, best, neg, item_weight, penalty)
+    pos = mix(whole, best, item_weight)
     return [float(x) for x in scores], [float(x) for x in pos], [float(x) for x in neg]
 
 
