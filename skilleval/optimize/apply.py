@@ -54,12 +54,12 @@ def refusal(state: "LoopState", tests: dict[str, Any], partial_test: bool) -> st
 
 def held_out_veto(tests: dict[str, Any]) -> str | None:
     """Why the held-out test overrules the loop's best, or None: it passed fewer test queries
-    than the original (one comparison of two descriptions, not a search over candidates)."""
-    o, b = _passed(tests.get("original")), _passed(tests.get("best"))
+    than the original (one comparison of two descriptions, not a search over candidates).
+    ``tests`` holds both; the callers check that first."""
+    o, b = _passed(tests["original"]), _passed(tests["best"])
     if o is None or b is None or b < o:
         return (f"the best description passed fewer test queries than the original "
-                f"({b}/{len(tests.get('best') or ())} vs {o}/{len(tests.get('original') or ())}): "
-                "likely over-fitting")
+                f"({b}/{len(tests['best'])} vs {o}/{len(tests['original'])}): likely over-fitting")
     return None
 
 
