@@ -35,7 +35,7 @@ class EmbedParams:
 class EmbedBackend(BaseBackend):
     name = "embed"
     needs_self_check = False
-    harness_version = "embed-3"  # embed-3: best-item blend feature
+    harness_version = "embed-3"  # embed-3: best-item blend feature (bumped when a new variant ships)
 
     def __init__(self, params: EmbedParams) -> None:
         import numpy as np
@@ -59,6 +59,9 @@ class EmbedBackend(BaseBackend):
         # The positive-feature variant the calibration chose (a fit made before variants: whole text).
         self.item_weight = float(fit.get("item_weight", 0.0))
         self.named_items = bool(fit.get("named_items", False))
+        # How exclusions count (a fit made before exclusion modes: the hinge with no margin).
+        self.exclusion = str(fit.get("exclusion", "hinge"))
+        self.margin = float(fit.get("margin", 0.0))
         self._center = np.asarray(fit["center"], dtype=np.float32)
         encoder = shared_encoder()
         self.cache = EmbeddingCache(encoder.encode, MODEL_NAME)
@@ -70,7 +73,8 @@ class EmbedBackend(BaseBackend):
         ident = super().identity()
         ident["calibration"] = [self.intercept, self.slope, self.penalty]
         ident["calibration_data"] = self.calibration["data"]["sha256"][:16]
-        ident["features"] = [self.calibration.get("variant", "whole"), self.item_weight, self.named_items]
+        ident["features"] = [self.calibration.get("variant", "whole"), self.item_weight, self.named_items,
+                             self.exclusion, self.margin]
         return ident
 
     def use_store(self, root: Path) -> None:
@@ -91,12 +95,17 @@ class EmbedBackend(BaseBackend):
 
     def scores(self, listing: tuple[ListedSkill, ...], query: str) -> dict[str, float]:
         """Each listed skill's score for the query (see `embed_features.skill_scores`)."""
+        return self._scored(listing, query)[0]
+
+    def _scored(self, listing: tuple[ListedSkill, ...], query: str
+                ) -> tuple[dict[str, float], list[float]]:
+        """(score per listed skill, best exclusion similarity per listed skill)."""
         from skilleval.backends.embed_features import parse, skill_scores
 
         parts = [parse(s.name, s.description) for s in listing]
-        values = skill_scores(parts, self.vector(query), self.vector, self.penalty,
-                              self.item_weight, self.named_items)[0]
-        return {s.name: v for s, v in zip(listing, values)}
+        values, _, neg = skill_scores(parts, self.vector(query), self.vector, self.penalty,
+                                      self.item_weight, self.named_items, self.margin, self.exclusion)
+        return {s.name: v for s, v in zip(listing, values)}, neg
 
     def similarities(self, listing: tuple[ListedSkill, ...], query: str) -> dict[str, float]:
         """Centred cosine similarity of the query to each listed skill's positive text."""
@@ -122,8 +131,9 @@ class EmbedBackend(BaseBackend):
             return hit
         from skilleval.backends.embed_features import choice_probabilities
 
-        scores = self.scores(listing, query)
-        probs = choice_probabilities(list(scores.values()), self.intercept, self.slope)
+        scores, neg = self._scored(listing, query)
+        rivals = neg if self.exclusion == "rival" else None
+        probs = choice_probabilities(list(scores.values()), self.intercept, self.slope, rivals)
         acc, edges = 0.0, []
         for p in probs:
             acc += p

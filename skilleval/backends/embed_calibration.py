@@ -79,45 +79,60 @@ def calibration_rows() -> list[tuple[str, str, str, str, bool]]:
     return rows
 
 
-def _row_loss(theta: Any, sims: tuple[Any, Any, Any], labels: Any, weight: float | None) -> Any:
+def _row_loss(theta: Any, sims: tuple[Any, Any, Any], labels: Any, variant: Any) -> Any:
     """Per-row log loss of ``should_trigger`` (the target, column 0, fires) under the softmax
     with a "none" option; ``sims`` holds (whole, best-item, exclusion) similarity arrays of
-    shape (rows, listed skills); a fitted item weight is ``sigmoid(theta[2])``."""
+    shape (rows, listed skills); ``theta`` is (intercept, slope[, item-weight logit][, margin])
+    as the variant fits them (``_unpack``). Under the ``rival`` exclusion mode each listed
+    skill's exclusion adds an option that fires nothing."""
     import numpy as np
 
-    from skilleval.backends.embed_features import EXCLUSION_PENALTY, combine
+    from skilleval.backends.embed_features import EXCLUSION_PENALTY, NO_EXCLUSION, combine
 
-    w = _weight(theta, weight)
-    z = theta[0] + theta[1] * combine(*sims, w, EXCLUSION_PENALTY)
+    w, margin = _unpack(theta, variant)
+    z = theta[0] + theta[1] * combine(*sims, w, EXCLUSION_PENALTY, margin, variant.exclusion)
     top = np.maximum(0.0, z.max(axis=1))
-    log_p = z[:, 0] - top - np.log(np.exp(-top) + np.exp(z - top[:, None]).sum(axis=1))
+    denom = np.exp(-top) + np.exp(z - top[:, None]).sum(axis=1)
+    if variant.exclusion == "rival":
+        neg = sims[2]
+        zr = theta[0] + theta[1] * neg
+        denom = denom + np.where(neg > NO_EXCLUSION, np.exp(np.minimum(zr - top[:, None], 50.0)), 0.0).sum(axis=1)
+    log_p = z[:, 0] - top - np.log(denom)
     log_q = np.log1p(-np.minimum(np.exp(log_p), 1 - 1e-12))
     return -np.where(labels, log_p, log_q)
 
 
-def _weight(theta: Any, weight: float | None) -> float:
+def _unpack(theta: Any, variant: Any) -> tuple[float, float]:
+    """(item weight, hinge margin) of a parameter vector: a fitted weight is
+    ``sigmoid(theta[2])``; a fitted margin is the last entry."""
     import numpy as np
 
-    return float(weight) if weight is not None else float(1.0 / (1.0 + np.exp(-theta[2])))
+    k = 2
+    if variant.item_weight is None:
+        w = float(1.0 / (1.0 + np.exp(-theta[k])))
+        k += 1
+    else:
+        w = float(variant.item_weight)
+    return w, (float(theta[k]) if variant.fit_margin else 0.0)
 
 
-def _nll(theta: Any, sims: tuple[Any, Any, Any], labels: Any, weight: float | None) -> float:
-    return float(_row_loss(theta, sims, labels, weight).mean())
+def _nll(theta: Any, sims: tuple[Any, Any, Any], labels: Any, variant: Any) -> float:
+    return float(_row_loss(theta, sims, labels, variant).mean())
 
 
-def _fit(sims: tuple[Any, Any, Any], labels: Any, weight: float | None) -> tuple[Any, float]:
+def _fit(sims: tuple[Any, Any, Any], labels: Any, variant: Any) -> tuple[Any, float]:
     import numpy as np
     from scipy.optimize import minimize
 
-    start = np.array([-2.0, 10.0] + ([0.0] if weight is None else []))
-    res = minimize(_nll, start, args=(sims, labels, weight), method="BFGS")
+    start = np.array([-2.0, 10.0] + [0.0] * (variant.parameters - 2))
+    res = minimize(_nll, start, args=(sims, labels, variant), method="BFGS")
     return res.x, float(res.fun)
 
 
-def _accuracy(theta: Any, sims: tuple[Any, Any, Any], labels: Any, weight: float | None) -> float:
+def _accuracy(theta: Any, sims: tuple[Any, Any, Any], labels: Any, variant: Any) -> float:
     import numpy as np
 
-    p_target = np.exp(-_row_loss(theta, sims, np.ones_like(labels), weight))  # P(target fires)
+    p_target = np.exp(-_row_loss(theta, sims, np.ones_like(labels), variant))  # P(target fires)
     return float(((p_target > 0.5) == labels).mean())
 
 
@@ -151,24 +166,24 @@ def fit(encode: Callable[[list[str]], Any] | None = None, model: str | None = No
     per = [similarities([parse(ex, desc), *others], vector(q), vector, chosen) for ex, _, desc, q, _ in rows]
     sims = tuple(np.array([r[k] for r in per]) for k in range(3))
     labels = np.array([r[4] for r in rows], dtype=bool)
-    weight = chosen.item_weight
-    theta, loss = _fit(sims, labels, weight)
+    theta, loss = _fit(sims, labels, chosen)
     folds = sorted({r[0] for r in rows})
     row_loss = np.zeros(len(rows))
     hits = np.zeros(len(rows))
     for held in folds:
         test = np.array([r[0] == held for r in rows])
-        t, _ = _fit(tuple(a[~test] for a in sims), labels[~test], weight)
+        t, _ = _fit(tuple(a[~test] for a in sims), labels[~test], chosen)
         held_sims = tuple(a[test] for a in sims)
-        row_loss[test] = _row_loss(t, held_sims, labels[test], weight)
-        hits[test] = (np.exp(-_row_loss(t, held_sims, np.ones(test.sum(), bool), weight)) > 0.5) == labels[test]
+        row_loss[test] = _row_loss(t, held_sims, labels[test], chosen)
+        hits[test] = (np.exp(-_row_loss(t, held_sims, np.ones(test.sum(), bool), chosen)) > 0.5) == labels[test]
     digest = hashlib.sha256(json.dumps([r[1:] for r in rows]).encode()).hexdigest()
     return {
         "model": model,
         "intercept": round(float(theta[0]), 6), "slope": round(float(theta[1]), 6),
         "exclusion_penalty": EXCLUSION_PENALTY,
-        "variant": chosen.name, "item_weight": round(_weight(theta, weight), 6),
-        "named_items": chosen.named_items,
+        "variant": chosen.name, "item_weight": round(_unpack(theta, chosen)[0], 6),
+        "named_items": chosen.named_items, "exclusion": chosen.exclusion,
+        "margin": round(_unpack(theta, chosen)[1], 6), "parameters": chosen.parameters,
         "feature": "centred cosine(query, name + description without exclusions), mixed with the best "
                    "single positive item by item_weight, minus the penalty times how far an exclusion "
                    "clause fits better",
@@ -185,7 +200,7 @@ def fit(encode: Callable[[list[str]], Any] | None = None, model: str | None = No
             "disjoint_from": list(ACCEPTANCE_SETS),
             "sha256": digest,
         },
-        "in_sample": {"log_loss": round(loss, 6), "accuracy": round(_accuracy(theta, sims, labels, weight), 4)},
+        "in_sample": {"log_loss": round(loss, 6), "accuracy": round(_accuracy(theta, sims, labels, chosen), 4)},
         "leave_one_skill_out": {"log_loss": round(float(row_loss.mean()), 6),
                                 "accuracy": round(float(hits.mean()), 4)},
         "center": [round(float(v), 6) for v in center],
@@ -209,13 +224,14 @@ def choose(encode: Callable[[list[str]], Any] | None = None, model: str | None =
 
     fits = {name: fit(encode, model, per_row=True, variant=name) for name in VARIANTS}
     order = list(VARIANTS)
-    params = {n: 3 if VARIANTS[n].item_weight is None else 2 for n in order}
+    params = {n: VARIANTS[n].parameters for n in order}
     best = min(fits[n]["leave_one_skill_out"]["log_loss"] for n in order)
     near = [n for n in order if fits[n]["leave_one_skill_out"]["log_loss"] < best + 0.001]
     winner = min(near, key=lambda n: (params[n], order.index(n)))
     shipped = {k: v for k, v in fits[winner].items() if k != "loso_row_loss"}
     shipped["variant_comparison"] = {
-        n: {"parameters": params[n], "item_weight": f["item_weight"], "in_sample": f["in_sample"],
+        n: {"parameters": params[n], "item_weight": f["item_weight"], "margin": f["margin"],
+            "exclusion": f["exclusion"], "in_sample": f["in_sample"],
             "leave_one_skill_out": f["leave_one_skill_out"]} for n, f in fits.items()}
     shipped["decision_rule"] = ("lowest leave-one-skill-out log loss; within 0.001, fewer fitted "
                                 "parameters, then the earlier of " + ", ".join(order))
@@ -237,7 +253,7 @@ def centred_vectors(encode: Callable[[list[str]], Any], center: Any) -> Callable
 def comparison_table(fits: dict[str, dict[str, Any]], winner: str) -> str:
     """In-sample and LOSO loss/accuracy per variant, with each variant's per-held-out-skill
     loss difference to ``whole`` (how many held-out skills it lowers)."""
-    header = (f"{'variant':16} {'w':>5} {'in-sample loss':>14} {'acc':>6} {'LOSO loss':>10} "
+    header = (f"{'variant':22} {'k':>2} {'w':>5} {'m':>6} {'in-sample loss':>14} {'acc':>6} {'LOSO loss':>10} "
               f"{'LOSO acc':>9} {'lower on':>9}")
     lines = [header]
     skills = [r[0] for r in calibration_rows()]
@@ -251,7 +267,7 @@ def comparison_table(fits: dict[str, dict[str, Any]], winner: str) -> str:
                 diff[s] = diff.get(s, 0.0) + x - y
             lower = f"{sum(v < 0 for v in diff.values())}/{len(diff)}"
         mark = "  <- shipped" if name == winner else ""
-        lines.append(f"{name:16} {f['item_weight']:5.2f} {ins['log_loss']:14.3f} {ins['accuracy']:6.3f} "
+        lines.append(f"{name:22} {f['parameters']:2d} {f['item_weight']:5.2f} {f['margin']:6.3f} {ins['log_loss']:14.3f} {ins['accuracy']:6.3f} "
                      f"{cv['log_loss']:10.3f} {cv['accuracy']:9.3f} {lower:>9}{mark}")
     return "\n".join(lines)
 

@@ -111,21 +111,39 @@ class DescriptionParts:
     label: str = ""  # the name as words
 
 
+#: How an exclusion fragment counts (see the second pre-registered comparison above):
+#: ``hinge`` lowers the score by how far it fits better than ``pos`` (less a margin),
+#: ``hinge-item`` compares it with the best positive item instead, ``rival`` adds it to the
+#: choice as an option whose mass means "the skill does not fire".
+EXCLUSION_MODES = ("hinge", "hinge-item", "rival")
+
+
 @dataclass(frozen=True)
 class FeatureVariant:
-    """How a skill's positive similarity is measured (the pre-registered candidates above)."""
+    """How a skill's positive similarity is measured and how its exclusions count (the
+    pre-registered candidates above)."""
     name: str
     item_weight: float | None  # weight of the best-item similarity; None: fitted
     named_items: bool = False  # embed items as "name: item"
+    exclusion: str = "hinge"  # one of EXCLUSION_MODES
+    fit_margin: bool = False  # the hinge's margin m is fitted (else 0)
 
     @property
     def uses_items(self) -> bool:
-        return self.item_weight is None or self.item_weight > 0
+        return self.item_weight is None or self.item_weight > 0 or self.exclusion == "hinge-item"
+
+    @property
+    def parameters(self) -> int:
+        """Fitted parameters: intercept and slope, plus the item weight and the margin if fitted."""
+        return 2 + (self.item_weight is None) + self.fit_margin
 
 
 VARIANTS: dict[str, FeatureVariant] = {v.name: v for v in (
     FeatureVariant("whole", 0.0), FeatureVariant("best-item", 1.0),
-    FeatureVariant("blend", None), FeatureVariant("best-item-named", 1.0, named_items=True))}
+    FeatureVariant("blend", None), FeatureVariant("best-item-named", 1.0, named_items=True),
+    FeatureVariant("blend-margin", None, fit_margin=True),
+    FeatureVariant("blend-item-margin", None, exclusion="hinge-item", fit_margin=True),
+    FeatureVariant("blend-exclusion-rival", None, exclusion="rival"))}
 
 
 def name_words(name: str) -> str:
@@ -204,11 +222,17 @@ def similarities(listing_parts: list[DescriptionParts], query_vec: np.ndarray,
 
 
 def combine(whole: np.ndarray, best: np.ndarray, neg: np.ndarray, item_weight: float,
-            penalty: float = EXCLUSION_PENALTY) -> np.ndarray:
+            penalty: float = EXCLUSION_PENALTY, margin: float = 0.0, exclusion: str = "hinge"
+            ) -> np.ndarray:
     """Scores from similarities (arrays of any shape): ``pos`` mixes whole-text and best-item
-    similarity, then a better-fitting exclusion lowers it."""
+    similarity, then an exclusion that fits better than ``pos`` (``hinge``) or than the best
+    item (``hinge-item``), less ``margin``, lowers it. Under ``rival`` the score is ``pos``:
+    the exclusion acts in the choice instead (``choice_probabilities``)."""
     pos = mix(whole, best, item_weight)
-    return pos - penalty * np.maximum(0.0, neg - pos)
+    if exclusion == "rival":
+        return pos
+    against = best if exclusion == "hinge-item" else pos
+    return pos - penalty * np.maximum(0.0, neg - against + margin)
 
 
 def mix(whole: np.ndarray, best: np.ndarray, item_weight: float) -> np.ndarray:
@@ -218,24 +242,34 @@ def mix(whole: np.ndarray, best: np.ndarray, item_weight: float) -> np.ndarray:
 
 def skill_scores(listing_parts: list[DescriptionParts], query_vec: np.ndarray,
                  vector: Callable[[str], np.ndarray], penalty: float = EXCLUSION_PENALTY,
-                 item_weight: float = 0.0, named_items: bool = False
-                 ) -> tuple[list[float], list[float], list[float]]:
+                 item_weight: float = 0.0, named_items: bool = False, margin: float = 0.0,
+                 exclusion: str = "hinge") -> tuple[list[float], list[float], list[float]]:
     """(score, positive similarity, best exclusion similarity) per listed skill."""
-    variant = FeatureVariant("shipped", item_weight, named_items) if item_weight > 0 else None
-    whole, best, neg = (np.asarray(v) for v in similarities(listing_parts, query_vec, vector, variant))
-    scores = combine(whole, best, neg, item_weight, penalty)
+    variant = FeatureVariant("shipped", item_weight, named_items, exclusion)
+    whole, best, neg = (np.asarray(v) for v in similarities(
+        listing_parts, query_vec, vector, variant if variant.uses_items else None))
+    scores = combine(whole, best, neg, item_weight, penalty, margin, exclusion)
     pos = mix(whole, best, item_weight)
     return [float(x) for x in scores], [float(x) for x in pos], [float(x) for x in neg]
 
 
-def choice_probabilities(scores: list[float], intercept: float, slope: float) -> list[float]:
+def choice_probabilities(scores: list[float], intercept: float, slope: float,
+                         rivals: list[float] | None = None) -> list[float]:
     """P(skill i fires) for each listed skill, with "none" as the remaining mass: a softmax
     over the skills' logits ``intercept + slope * score`` and a "none" option of logit 0.
-    Claude picks at most one skill; a close rival takes probability from the target."""
+    Claude picks at most one skill; a close rival takes probability from the target.
+    ``rivals`` (the ``rival`` exclusion mode): each skill's best exclusion similarity joins
+    the softmax as a further option of logit ``intercept + slope * neg`` that fires nothing
+    (no option for a skill without exclusions, ``neg`` = -1)."""
     if not scores:
         return []
     logits = [intercept + slope * s for s in scores]
-    top = max(0.0, *logits)
+    extra = [intercept + slope * n for n in (rivals or []) if n > NO_EXCLUSION]
+    top = max(0.0, *logits, *extra)
     weights = [np.exp(z - top) for z in logits]
-    total = float(np.exp(-top) + sum(weights))
+    total = float(np.exp(-top) + sum(weights) + sum(np.exp(z - top) for z in extra))
     return [float(w) / total for w in weights]
+
+
+#: The exclusion similarity of a skill whose description has no exclusion clause.
+NO_EXCLUSION = -1.0
