@@ -12,24 +12,27 @@ probability ``exp(intercept + slope * score_i) / (1 + sum_j exp(intercept + slop
 and no skill fires with the remaining probability (the "none" option, logit 0). A close rival
 takes probability from the target, as it does for Claude.
 
-**The fit.** ``intercept`` and ``slope`` (and ``item_weight`` for the ``blend`` variant)
-maximise the likelihood of ``should_trigger`` (the
-target fired, or not) on a labelled set *disjoint from every acceptance set*:
+**The fit.** ``intercept`` and ``slope`` (and ``item_weight`` for the ``blend`` variants,
+the hinge ``margin`` for the ``*-margin`` ones) maximise the likelihood of ``should_trigger``
+(the target fired, or not) on a labelled set *disjoint from every acceptance set*:
 ``embed_calibration_set.json`` holds (a) three bundled examples (migration-review,
 recipe-scaler, dockerfile-slim): each of their 20 labelled queries is scored once against the
 example's shipped one-line description and once against a full description written for the
-calibration from that skill's own "When this applies" section; and (b) nine skills written
-only for the calibration with 20 labelled queries each (10 should trigger, 10 near-misses):
-regex-helper and trip-itinerary, then seven that widen the set with real-world-shaped
-descriptions (job-application-writer, pytest-writer, workout-planner and
+calibration from that skill's own "When this applies" section; and (b) thirteen skills
+written only for the calibration with 20 labelled queries each (10 should trigger, 10
+near-misses): regex-helper and trip-itinerary, then seven that widen the set with
+real-world-shaped descriptions (job-application-writer, pytest-writer, workout-planner and
 web-accessibility-audit: long "Use when A, B, C ... Do not use for X, Y" lists, with
 queries that mostly match one listed use; houseplant-doctor: medium; latex-fixer and
-colour-palette: one line), written before any model scored them. 300 rows, 240 distinct
-queries, 150 positive; every row lists the target with the four bundled distractors, as the
-benchmark does. The JSON records the data, the in-sample loss and accuracy, the
-leave-one-skill-out (12-fold) loss and accuracy (the centring vector is computed once on all
-calibration queries, also for the folds) and, per pre-registered feature variant, the same
-figures with the decision rule that picked the shipped one (``choose``).
+colour-palette: one line), then four whose near-misses are all hard kinds (bike-repair,
+aquarium-keeper, home-wifi-fixer, knitting-helper: same nouns but another job, knowledge
+questions about the domain, neighbouring tools, excluded uses), each group written before
+any model scored it. 380 rows, 320 distinct queries, 190 positive; every row lists the
+target with the four bundled distractors, as the benchmark does. The JSON records the data,
+the in-sample loss and accuracy, the leave-one-skill-out (16-fold) loss and accuracy (the
+centring vector is computed once on all calibration queries, also for the folds) and, per
+pre-registered variant, the same figures with the decision rule that picked the shipped one
+(``choose``).
 
 The acceptance sets (``ACCEPTANCE_SETS``: changelog-writer, csv-tidy, the unseen
 bank-reconciliation fixture) and meeting-minutes (same skill as the older unseen fixture)
@@ -87,7 +90,11 @@ def _row_loss(theta: Any, sims: tuple[Any, Any, Any], labels: Any, variant: Any)
     skill's exclusion adds an option that fires nothing."""
     import numpy as np
 
-    from skilleval.backends.embed_features import EXCLUSION_PENALTY, NO_EXCLUSION, combine
+    from skilleval.backends.embed_features import (
+        EXCLUSION_PENALTY,
+        NO_EXCLUSION,
+        combine,
+    )
 
     w, margin = _unpack(theta, variant)
     z = theta[0] + theta[1] * combine(*sims, w, EXCLUSION_PENALTY, margin, variant.exclusion)
@@ -148,7 +155,12 @@ def fit(encode: Callable[[list[str]], Any] | None = None, model: str | None = No
     (``loso_row_loss``, in calibration-set order) for a paired comparison."""
     import numpy as np
 
-    from skilleval.backends.embed_features import EXCLUSION_PENALTY, VARIANTS, parse, similarities
+    from skilleval.backends.embed_features import (
+        EXCLUSION_PENALTY,
+        VARIANTS,
+        parse,
+        similarities,
+    )
     from skilleval.config import example_distractors
     from skilleval.skills import load_skill
 
@@ -267,8 +279,8 @@ def comparison_table(fits: dict[str, dict[str, Any]], winner: str) -> str:
                 diff[s] = diff.get(s, 0.0) + x - y
             lower = f"{sum(v < 0 for v in diff.values())}/{len(diff)}"
         mark = "  <- shipped" if name == winner else ""
-        lines.append(f"{name:22} {f['parameters']:2d} {f['item_weight']:5.2f} {f['margin']:6.3f} {ins['log_loss']:14.3f} {ins['accuracy']:6.3f} "
-                     f"{cv['log_loss']:10.3f} {cv['accuracy']:9.3f} {lower:>9}{mark}")
+        lines.append(f"{name:22} {f['parameters']:2d} {f['item_weight']:5.2f} {f['margin']:6.3f} "
+                     f"{ins['log_loss']:14.3f} {ins['accuracy']:6.3f} {cv['log_loss']:10.3f} {cv['accuracy']:9.3f} {lower:>9}{mark}")
     return "\n".join(lines)
 
 

@@ -91,7 +91,7 @@ def test_calibration_is_shipped_and_in_the_identity(backend) -> None:
     from skilleval.backends.embed_calibration import CALIBRATION_FILE, calibration_rows
 
     fit = json.loads(CALIBRATION_FILE.read_text())
-    assert fit["slope"] > 0 and fit["data"]["rows"] == len(calibration_rows()) == 300
+    assert fit["slope"] > 0 and fit["data"]["rows"] == len(calibration_rows()) == 380
     assert len(fit["center"]) == 384
     assert fit["leave_one_skill_out"]["log_loss"] < 0.693  # better than a coin, out of sample
     assert backend.identity()["calibration"] == [fit["intercept"], fit["slope"], fit["exclusion_penalty"]]

@@ -16,7 +16,13 @@ from skilleval.backends.embed_calibration import (
     CALIBRATION_FILE,
     calibration_rows,
 )
-from skilleval.backends.embed_features import VARIANTS, choice_probabilities, parse, skill_scores
+from skilleval.backends.embed_features import (
+    VARIANTS,
+    choice_probabilities,
+    combine,
+    parse,
+    skill_scores,
+)
 from skilleval.datasets import default_cases_path, load_trigger_cases
 from skilleval.domain import ListedSkill
 from skilleval.registry import default_registry
@@ -96,6 +102,8 @@ def test_shipped_variant_is_the_one_the_decision_rule_picks() -> None:
     assert fit["variant"] == min(near, key=lambda n: (table[n]["parameters"], list(VARIANTS).index(n)))
     assert table[fit["variant"]]["leave_one_skill_out"] == fit["leave_one_skill_out"]
     assert table[fit["variant"]]["item_weight"] == fit["item_weight"]
+    assert table[fit["variant"]]["margin"] == fit["margin"]
+    assert table[fit["variant"]]["exclusion"] == fit["exclusion"]
 
 
 def test_a_query_matching_one_listed_use_gains_from_the_item_feature(backend) -> None:
@@ -130,6 +138,48 @@ def test_a_better_fitting_rival_takes_the_query(backend) -> None:
     alone = backend.choice((target,), query)["changelog-writer"]
     listed = backend.choice((target, rival), query)
     assert listed["changelog-writer"] < alone and listed["git-commit-helper"] > listed["changelog-writer"]
+
+
+def test_exclusion_modes_margin_and_rival_option() -> None:
+    """The pre-registered exclusion variants: a margin makes a nearly-as-good exclusion cost
+    the skill; ``hinge-item`` compares the exclusion with the best item; under ``rival`` the
+    score is the positive similarity and the exclusion takes mass in the choice instead."""
+    import numpy as np
+
+    whole, best, neg = np.array([0.40]), np.array([0.60]), np.array([0.45])
+    w = 0.5  # pos = 0.50
+    assert combine(whole, best, neg, w)[0] == pytest.approx(0.50)  # exclusion fits worse: no cost
+    assert combine(whole, best, neg, w, margin=0.1)[0] == pytest.approx(0.45)  # within the margin
+    assert combine(whole, best, neg, w, margin=0.1, exclusion="hinge-item")[0] == pytest.approx(0.50)
+    assert combine(whole, best, np.array([0.65]), w, exclusion="hinge-item")[0] == pytest.approx(0.45)
+    assert combine(whole, best, np.array([0.9]), w, exclusion="rival")[0] == pytest.approx(0.50)
+    plain = choice_probabilities([0.5, 0.1], -1.0, 8.0)
+    with_rival = choice_probabilities([0.5, 0.1], -1.0, 8.0, rivals=[0.6, -1.0])
+    assert with_rival[0] < plain[0] and sum(with_rival) < sum(plain)
+    assert choice_probabilities([0.5, 0.1], -1.0, 8.0, rivals=[-1.0, -1.0]) == plain  # no exclusion
+    assert [VARIANTS[n].parameters for n in ("whole", "blend", "blend-margin", "blend-exclusion-rival")] \
+        == [2, 3, 4, 3]
+
+
+def test_backend_scores_with_the_fits_exclusion_mode(backend) -> None:
+    """The backend applies the fit's margin and exclusion mode (here overridden to a margin
+    the shipped fit does not have) to its scores."""
+    skill = ListedSkill("bird-feeder", "Choose and place garden bird feeders. Do not use for "
+                        "keeping chickens or pet parrots.")
+    query = "what should I feed my pet parrot"
+    shipped = backend.scores((skill,), query)["bird-feeder"]
+    saved = backend.margin, backend.exclusion, backend._prepared.copy()
+    try:
+        backend.margin, backend.exclusion = 0.5, "hinge"
+        assert backend.scores((skill,), query)["bird-feeder"] < shipped - 0.1
+        backend.exclusion = "rival"
+        backend._prepared.clear()
+        assert backend.choice((skill,), query)["bird-feeder"] < choice_probabilities(
+            [backend.scores((skill,), query)["bird-feeder"]], backend.intercept, backend.slope)[0]
+    finally:
+        backend.margin, backend.exclusion = saved[0], saved[1]
+        backend._prepared.clear()
+        backend._prepared.update(saved[2])
 
 
 def test_choice_has_a_none_option() -> None:
