@@ -43,6 +43,7 @@ SETS = {
     "changelog-writer": REPO / "experiments" / "changelog-writer",
     "csv-tidy": REPO / "experiments" / "csv-tidy",
     "bank-reconciliation (unseen)": REPO / "tests" / "fixtures" / "embed" / "bank-reconciliation",
+    "dog-trainer (unseen, new)": REPO / "tests" / "fixtures" / "embed" / "dog-trainer",
 }
 EXTRA = {"meeting-minutes fixture (extra)": REPO / "tests" / "fixtures" / "embed" / "meeting-minutes"}
 

@@ -35,7 +35,7 @@ pre-registered variant, the same figures with the decision rule that picked the 
 (``choose``).
 
 The acceptance sets (``ACCEPTANCE_SETS``: changelog-writer, csv-tidy, the unseen
-bank-reconciliation fixture) and meeting-minutes (same skill as the older unseen fixture)
+bank-reconciliation and dog-trainer fixtures) and meeting-minutes (same skill as the older unseen fixture)
 never enter the fit; ``tests/backends/test_embed_calibration.py`` checks that.
 Refit with ``python -m skilleval.backends.embed_calibration``. The encoder itself was chosen
 by the same leave-one-skill-out loss (``benchmarks/embed_model_choice.py``), never by the
@@ -54,7 +54,7 @@ from typing import Any
 CALIBRATION_FILE = Path(__file__).with_name("embed_calibration.json")
 CALIBRATION_SET = Path(__file__).with_name("embed_calibration_set.json")
 #: Evaluated by benchmarks/embed_accuracy.py; never part of the calibration.
-ACCEPTANCE_SETS = ("changelog-writer", "csv-tidy", "bank-reconciliation", "meeting-minutes")
+ACCEPTANCE_SETS = ("changelog-writer", "csv-tidy", "bank-reconciliation", "dog-trainer", "meeting-minutes")
 
 
 def load_calibration(path: Path = CALIBRATION_FILE) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from skilleval.skills import load_skill
 REPO = Path(__file__).resolve().parents[2]
 ACCEPTANCE_FOLDERS = [REPO / "experiments" / "changelog-writer", REPO / "experiments" / "csv-tidy",
                       REPO / "tests" / "fixtures" / "embed" / "bank-reconciliation",
+                      REPO / "tests" / "fixtures" / "embed" / "dog-trainer",
                       REPO / "tests" / "fixtures" / "embed" / "meeting-minutes",
                       REPO / "experiments" / "meeting-minutes"]
 
