@@ -31,8 +31,8 @@ positive text is one embedding. The candidate ways to measure a skill's positive
   taken out of its description still says which skill it belongs to.
 
 Decision rule, fixed in advance: ship the variant with the lowest leave-one-skill-out log loss
-on the widened (300-row) calibration set (``python -m skilleval.backends.embed_calibration`` prints the
-table and applies the rule); a difference under 0.001 goes to the variant with fewer fitted
+on the widened (300-row) calibration set (``python -m skilleval.backends.embed_calibration``
+prints the table and applies the rule); a difference under 0.001 goes to the variant with fewer fitted
 parameters, then to the earlier one in the list above. The acceptance sets play no part.
 
 Result (300 rows, 12 held-out skills; in-sample / LOSO log loss, LOSO accuracy): (a) whole
