@@ -98,7 +98,9 @@ def opt_page(q: Queries, run_id: str) -> dict[str, Any]:
 
 
 def _test(q: Queries, run_id: str) -> dict[str, Any] | None:
-    """Original vs best on the test split, from the run's results.json (written at the end)."""
+    """Original vs best on the test split, and which of the two the run recommends (the
+    description ``optimize.apply=true`` would write), from the run's results.json (written at
+    the end)."""
     run = q.run(run_id)
     if not run or not run.get("output_dir"):
         return None
@@ -108,7 +110,8 @@ def _test(q: Queries, run_id: str) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     test = res.get("test") or {}
-    out: dict[str, Any] = {"paired": test.get("paired"), "partial": test.get("partial")}
+    out: dict[str, Any] = {"paired": test.get("paired"), "partial": test.get("partial"),
+                           "recommended": res.get("recommended")}
     for side in ("original", "best"):
         block = test.get(side)
         if block:

@@ -53,6 +53,11 @@ def test_every_page_loads_without_console_errors(viewer, viewer_env, page) -> No
     for rid in runs.values():
         assert rid in body
     assert "accuracy" in body and "[" in body
+    # the Optimisation page says which description the run recommends (results.json), as the
+    # terminal report does
+    rec = json.loads(_get(viewer.url + f"api/run/{runs['trigger_opt']}/opt")[1])["test"]["recommended"]
+    _open(page, viewer.url + f"#/run/{runs['trigger_opt']}/opt", "recommended: the")
+    assert f"recommended: the {rec['which']} description ({rec['reason']})" in page.page.inner_text("main")
 
 
 def test_runs_filter_and_pagination_push_down(viewer) -> None:

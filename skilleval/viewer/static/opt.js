@@ -28,9 +28,10 @@
       const b = test[side];
       if (b) t.tbody.append(h("tr", {}, h("th", {}, side), h("td", {}, b.score || "n/a"), h("td", {}, SE.ci(b.accuracy))));
     }
-    const p = test.paired;
+    const p = test.paired, rec = test.recommended;
     return h("div", {}, t, p ? h("p", { class: "muted" }, `paired on test: +${p.wins}/−${p.losses}, ${SE.pval(p.p_value)} (${p.test})`) : "",
-      test.partial ? h("p", { class: "errors" }, "partial: the budget stopped the test evaluation") : "");
+      test.partial ? h("p", { class: "errors" }, "partial: the budget stopped the test evaluation") : "",
+      rec ? h("p", { class: "recommended" }, h("strong", {}, `recommended: the ${rec.which} description`), ` (${rec.reason})`) : "");
   }
 
   SE.pages.opt = async function (body, run) {
