@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import resource
 import statistics
 import sys
@@ -67,6 +68,22 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def own_cpu() -> float:
+    """CPU seconds of this process: the orchestrator (the backend's asyncio loop, stream
+    parsing, trial folders)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def process_cpu(pid: int) -> float | None:
+    """CPU seconds of a running process (serve-sim) from /proc (Linux); None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
 async def run(backend: ClaudeCliBackend, trials: list[Trial], in_flight: int) -> tuple[float, list[TrialResult]]:
     gate = asyncio.Semaphore(in_flight)
 
@@ -83,15 +100,20 @@ def requests(sim: SimProcess) -> int:
 
 
 def measure(sim: SimProcess, backend: ClaudeCliBackend, trials: list[Trial], in_flight: int
-            ) -> tuple[float, float, float, int, int]:
+            ) -> tuple[float, float, float, int, int, float, float | None]:
     """(wall s, CPU s of the CLI processes, API requests per trial, errors, most CLI
-    processes at once: the default's cap adapts to the API's waiting, see cli_gate)."""
-    before_req, before_cpu = requests(sim), children_cpu()
+    processes at once: the default's cap adapts to the API's waiting, see cli_gate; CPU s
+    of this orchestrator and of serve-sim, which the CLI-only floor leaves out)."""
+    before_req, before_cpu, before_own = requests(sim), children_cpu(), own_cpu()
+    before_sim = process_cpu(sim.pid)
     backend.gate.peak = 0
     wall, results = asyncio.run(run(backend, trials, in_flight))
-    cpu = children_cpu() - before_cpu
+    cpu, own = children_cpu() - before_cpu, own_cpu() - before_own
+    after_sim = process_cpu(sim.pid)
+    sim_cpu = None if before_sim is None or after_sim is None else after_sim - before_sim
     per_trial = (requests(sim) - before_req) / len(trials)
-    return wall, cpu, per_trial, sum(not r.outcome.valid for r in results), backend.gate.peak
+    return (wall, cpu, per_trial, sum(not r.outcome.valid for r in results), backend.gate.peak,
+            own, sim_cpu)
 
 
 def main() -> int:
@@ -118,7 +140,7 @@ def main() -> int:
         measure(sim, default, make_trials(1, "warm-"), 1)
 
         def probe(tag: str) -> float:
-            _, cpu, _, _, _ = measure(sim, default, make_trials(args.probe, tag), 1)
+            cpu = measure(sim, default, make_trials(args.probe, tag), 1)[1]
             return cpu / args.probe
         # the default (its cap adapts to the waiting) and one timed run per fixed cap
         runs: list[tuple[str, ClaudeCliBackend]] = [("default", default)] + [
@@ -126,7 +148,8 @@ def main() -> int:
                                                             base_url=sim.url, concurrency=k)))
             for k in dict.fromkeys(args.compare)]
         print(f"{'pass':>4} {'processes':>9} {'CPU/trial':>10} {'floor s':>8} {'wall s':>8} "
-              f"{'wall/floor':>11} {'busy CPUs':>10} {'API calls/trial':>16} {'peak procs':>11}")
+              f"{'wall/floor':>11} {'busy CPUs':>10} {'API calls/trial':>16} {'peak procs':>11} "
+              f"{'own CPU/trial':>14} {'sim CPU/trial':>14}")
         ratios: dict[str, list[float]] = {label: [] for label, _ in runs}
         before = probe("probe-0-")
         for rep in range(args.repeats):
@@ -137,10 +160,12 @@ def main() -> int:
             after = probe(f"probe-{rep + 1}-")
             per_trial_cpu = (before + after) / 2
             floor = args.trials * per_trial_cpu / cpus
-            for label, wall, cpu, calls, errors, peak in timed:
+            for label, wall, cpu, calls, errors, peak, own, sim_cpu in timed:
                 ratios[label].append(wall / floor)
+                sim_col = "n/a" if sim_cpu is None else f"{sim_cpu / args.trials:.3f}"
                 print(f"{rep + 1:>4} {label:>9} {per_trial_cpu:>10.3f} {floor:>8.2f} {wall:>8.2f} "
-                      f"{wall / floor:>11.3f} {cpu / wall:>10.2f} {calls:>16.2f} {peak:>11}"
+                      f"{wall / floor:>11.3f} {cpu / wall:>10.2f} {calls:>16.2f} {peak:>11} "
+                      f"{own / args.trials:>14.3f} {sim_col:>14}"
                       + (f"  ({errors} errors)" if errors else ""))
             before = after
         for label, values in ratios.items():
