@@ -1,7 +1,7 @@
 """Benchmark: trigger trials through the real `claude` CLI against serve-sim, at default settings.
 
     python benchmarks/cli_orchestration.py [--trials 60] [--probe 6] [--repeats 3] [--compare 8]
-                                           [--latency-ms 1500]
+                                           [--compare-hold] [--latency-ms 1500]
 
 The CLI is CPU-bound (a trial costs about 0.45 s of CPU), so the floor for N trials on C
 usable CPUs is N x (CPU seconds per trial) / C. This script measures, in one run:
@@ -16,7 +16,8 @@ usable CPUs is N x (CPU seconds per trial) / C. This script measures, in one run
    the decision);
 4. with ``--compare K``, the same at a fixed cap of K CLI processes at once (the old default
    was 8), and the paired ratio of wall times against the default with a 95 % interval over
-   passes;
+   passes; with ``--compare-hold``, the default cap with each process slot held until the
+   killed CLI has been reaped, as before slots were freed at the kill (``cli_gate``);
 5. the most CLI processes at once in each pass ("peak procs"): the default cap starts at the
    usable CPUs and grows only when the API keeps processes waiting (``cli_gate``). With
    ``--latency-ms L`` serve-sim waits L ms before every answer, as the real API does
@@ -123,6 +124,9 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3, help="timed passes (median reported)")
     parser.add_argument("--compare", type=int, nargs="*", default=[],
                         help="also run at these fixed CLI process caps (e.g. 8, the old default; 2)")
+    parser.add_argument("--compare-hold", action="store_true",
+                        help="also run the default cap with each slot held until the killed CLI "
+                             "is reaped (the behaviour before slots were freed at the kill)")
     parser.add_argument("--latency-ms", type=float, default=0.0,
                         help="serve-sim waits this long before each answer (the real API takes "
                              "seconds): the default cap then grows past the CPUs (cli_gate)")
@@ -147,6 +151,10 @@ def main() -> int:
             (f"fixed {k}", ClaudeCliBackend(ClaudeCliParams(executable=claude, model="sim-1",
                                                             base_url=sim.url, concurrency=k)))
             for k in dict.fromkeys(args.compare)]
+        if args.compare_hold:
+            hold = ClaudeCliBackend(ClaudeCliParams(executable=claude, model="sim-1", base_url=sim.url))
+            hold.gate.early_release = False
+            runs.append(("hold reap", hold))
         print(f"{'pass':>4} {'processes':>9} {'CPU/trial':>10} {'floor s':>8} {'wall s':>8} "
               f"{'wall/floor':>11} {'busy CPUs':>10} {'API calls/trial':>16} {'peak procs':>11} "
               f"{'own CPU/trial':>14} {'sim CPU/trial':>14}")
@@ -154,7 +162,8 @@ def main() -> int:
         before = probe("probe-0-")
         for rep in range(args.repeats):
             timed = []
-            for label, backend in runs:
+            # the arms alternate order between passes, so neither always runs first
+            for label, backend in (runs if rep % 2 == 0 else runs[::-1]):
                 timed.append((label, *measure(sim, backend, make_trials(args.trials, f"r{rep}p{label}-"),
                                                TRIGGER_CONCURRENCY)))
             after = probe(f"probe-{rep + 1}-")

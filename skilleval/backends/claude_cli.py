@@ -30,10 +30,12 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from skilleval.backends.base import BaseBackend
-from skilleval.backends.cli_process import (ISOLATION_SETTINGS, TRIAL_SETTINGS, kill_group,
+from skilleval.backends.cli_process import (ISOLATION_SETTINGS, TRIAL_SETTINGS, kill_group, reap,
+                                            signal_group,
                                             usable_cpus)
 from skilleval.backends.params import ClaudeCliParams
 from skilleval.backends.cli_gate import ProcessGate
@@ -189,14 +191,15 @@ class ClaudeCliBackend(BaseBackend):
         root = self._project(trial)
         run = CliRun()
         try:
-            async with self.gate.slot():  # the slot covers the CLI process alone
-                status = await self._run_process(trial, root, run)
+            async with self.gate.slot() as release:  # the slot covers the CLI process alone
+                status = await self._run_process(trial, root, run, release)
         finally:
             if not self.params.keep_workdirs:
                 shutil.rmtree(root, ignore_errors=True)
         return run, status
 
-    async def _run_process(self, trial: Trial, root: Path, run: CliRun) -> str:
+    async def _run_process(self, trial: Trial, root: Path, run: CliRun,
+                           release: Callable[[], Awaitable[None]]) -> str:
         """Start the CLI in the trial folder and read its stream into ``run`` until the
         decision, the end or the timeout. Status: ok | timeout | exit N: <stderr tail>."""
         proc: asyncio.subprocess.Process | None = None
@@ -240,7 +243,9 @@ class ClaudeCliBackend(BaseBackend):
                 status = f"exit {code}: {tail[-400:].strip()}"
         finally:
             if proc is not None:
-                await kill_group(proc)
+                signal_group(proc)
+                await release()  # the killed process's teardown needs no CPU slot
+                await reap(proc)
             if stderr_task is not None:
                 stderr_task.cancel()
         return status

@@ -17,6 +17,12 @@ to the first event of the answer) and smoothed (EWMA, weight ``SMOOTHING``); the
 Hand-written (a counter under an `asyncio.Condition`): `asyncio.Semaphore` has no way to
 change its size while waiters queue.
 
+A slot is freed as soon as its process is sent SIGKILL, not when the process has been reaped
+(``slot()`` yields an early ``release``): tearing down a killed node process takes 12-28 ms,
+about 5 % of a trial on loopback, and holding the slot through it left that share of a CPU
+idle at a cap equal to the CPUs. ``early_release=False`` keeps the old behaviour, for the
+benchmark's paired comparison (``cli_orchestration.py --compare-hold``).
+
 Measured on 2 CPUs (``benchmarks/cli_orchestration.py --latency-ms 1500 --compare 2``, 40
 trials, 3 paired passes, fresh clone at e1fb062): a cap fixed at the CPUs took 2.31x the
 wall time of this one (95 % CI 1.89-2.82), which peaked at 8 processes; with no latency it
@@ -26,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 #: weight of the newest trial in the smoothed waiting share
 SMOOTHING = 0.3
@@ -39,8 +45,10 @@ class ProcessGate:
     module docstring). One gate serves one backend; its asyncio parts are made per event loop
     (a job may run several loops one after another), its measurement carries over."""
 
-    def __init__(self, cpus: int, *, fixed: int | None = None, ceiling: int = 64) -> None:
+    def __init__(self, cpus: int, *, fixed: int | None = None, ceiling: int = 64,
+                 early_release: bool = True) -> None:
         self.cpus = max(1, cpus)
+        self.early_release = early_release  # see the module docstring
         self.fixed = fixed
         self.ceiling = max(self.cpus, ceiling)
         self.wait_share: float | None = None  # smoothed; None until a trial reports
@@ -73,15 +81,25 @@ class ProcessGate:
         return self._cond
 
     @asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
+    async def slot(self) -> AsyncIterator[Callable[..., Awaitable[None]]]:
+        """Hold one process slot. Yields ``release``: awaited once the process is signalled,
+        it frees the slot then (a killed process's teardown needs no slot); otherwise, or
+        with ``early_release`` off, the slot is freed on leaving the block. Freed once."""
         cond = self._condition()
         async with cond:
             await cond.wait_for(lambda: self.active < self.cap)
             self.active += 1
             self.peak = max(self.peak, self.active)
+        held = True
+
+        async def release(*, final: bool = False) -> None:
+            nonlocal held
+            if held and (final or self.early_release):
+                held = False
+                async with cond:
+                    self.active -= 1
+                    cond.notify_all()  # the cap may have grown: wake every waiter to re-check
         try:
-            yield
+            yield release
         finally:
-            async with cond:
-                self.active -= 1
-                cond.notify_all()  # the cap may have grown: wake every waiter to re-check
+            await release(final=True)

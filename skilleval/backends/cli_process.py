@@ -32,10 +32,20 @@ def usable_cpus() -> int:
 
 async def kill_group(proc: asyncio.subprocess.Process) -> None:
     """SIGKILL the process group (the CLI and anything it started) and reap the child."""
+    signal_group(proc)
+    await reap(proc)
+
+
+def signal_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL the process group (the CLI and anything it started); does not wait."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+async def reap(proc: asyncio.subprocess.Process) -> None:
+    """Wait (up to 10 s) for a signalled child to exit."""
     try:
         await asyncio.wait_for(proc.wait(), 10)
     except asyncio.TimeoutError:

@@ -40,6 +40,39 @@ def test_the_cap_follows_the_share_of_time_spent_waiting() -> None:
     assert fixed.cap == 3  # backend.concurrency=N is N
 
 
+def test_a_slot_is_freed_when_its_process_is_killed_not_when_it_is_reaped() -> None:
+    """The waiter starts as soon as the holder has signalled its process (``release``),
+    while the holder still waits for the reap; freed once; ``early_release=False`` (the
+    benchmark's comparison arm) holds the slot to the end of the block."""
+    async def scenario(gate: ProcessGate) -> list[str]:
+        events: list[str] = []
+        reaped = asyncio.Event()
+
+        async def holder() -> None:
+            async with gate.slot() as release:
+                events.append("holder runs")
+                await release()  # SIGKILL sent
+                await release()  # a second call frees nothing more
+                events.append("holder reaping")
+                await asyncio.sleep(0.05)  # the killed process's teardown
+                events.append("holder reaped")
+                reaped.set()
+
+        async def waiter() -> None:
+            await asyncio.sleep(0.01)
+            async with gate.slot():
+                events.append("waiter runs" + (" after the reap" if reaped.is_set() else ""))
+
+        await asyncio.gather(holder(), waiter())
+        assert gate.active == 0
+        return events
+
+    assert asyncio.run(scenario(ProcessGate(1, fixed=1))) == [
+        "holder runs", "holder reaping", "waiter runs", "holder reaped"]
+    assert asyncio.run(scenario(ProcessGate(1, fixed=1, early_release=False))) == [
+        "holder runs", "holder reaping", "holder reaped", "waiter runs after the reap"]
+
+
 def test_more_processes_when_the_api_keeps_them_waiting(sim, claude_bin) -> None:  # noqa: ANN001
     """With a slow API (1.5 s before the answer) the CPUs would idle at one process per CPU:
     the cap grows from the CLI's own timing, and the API sees more requests at once than
