@@ -23,10 +23,15 @@ about 5 % of a trial on loopback, and holding the slot through it left that shar
 idle at a cap equal to the CPUs. ``early_release=False`` keeps the old behaviour, for the
 benchmark's paired comparison (``cli_orchestration.py --compare-hold``).
 
-Measured on 2 CPUs (``benchmarks/cli_orchestration.py --latency-ms 1500 --compare 2``, 40
-trials, 3 paired passes, fresh clone at e1fb062): a cap fixed at the CPUs took 2.31x the
-wall time of this one (95 % CI 1.89-2.82), which peaked at 8 processes; with no latency it
-stays at 2 (median wall/floor 1.038 over 5 passes of 60 trials).
+Measured on 2 CPUs, fresh clone at a34db80 (``benchmarks/cli_orchestration.py``):
+
+- ``--latency-ms 1500 --compare 2`` (40 trials, 3 paired passes): a cap fixed at the CPUs
+  took 1.97x the wall time of this one (95 % CI 1.52-2.56), which peaked at 8 processes
+  (2.31x [1.89, 2.82] at e1fb062, before the early release);
+- with no latency the cap stays at 2; ``--repeats 10 --compare-hold`` (60 trials): median
+  wall/floor 1.049 with the early release, 1.102 holding the slot to the reap, which took
+  1.054x the wall time (paired 95 % CI 1.027-1.081); the CLIs kept 1.89-1.93 CPUs busy
+  against 1.86-1.89.
 """
 from __future__ import annotations
 
