@@ -35,8 +35,7 @@ from typing import Any
 
 from skilleval.backends.base import BaseBackend
 from skilleval.backends.cli_process import (ISOLATION_SETTINGS, TRIAL_SETTINGS, kill_group, reap,
-                                            signal_group,
-                                            usable_cpus)
+                                            signal_group, usable_cpus)
 from skilleval.backends.params import ClaudeCliParams
 from skilleval.backends.cli_gate import ProcessGate
 from skilleval.backends.cli_stream import CliRun
@@ -191,7 +190,7 @@ class ClaudeCliBackend(BaseBackend):
         root = self._project(trial)
         run = CliRun()
         try:
-            async with self.gate.slot() as release:  # the slot covers the CLI process alone
+            async with self.gate.slot() as release:  # the CLI process's life, up to its kill
                 status = await self._run_process(trial, root, run, release)
         finally:
             if not self.params.keep_workdirs:
