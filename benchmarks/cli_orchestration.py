@@ -138,7 +138,10 @@ def main() -> int:
     cpus = usable_cpus()
     with SimProcess() as sim:
         sim.configure(latency_ms=args.latency_ms)
-        default = ClaudeCliBackend(ClaudeCliParams(executable=claude, model="sim-1", base_url=sim.url))
+        def backend(**params: int) -> ClaudeCliBackend:
+            return ClaudeCliBackend(ClaudeCliParams(executable=claude, model="sim-1",
+                                                    base_url=sim.url, **params))
+        default = backend()
         print(f"claude {default.cli_version}, {cpus} usable CPUs, default CLI processes at once: "
               f"{default.max_processes}, {args.trials} trials ({TRIGGER_CONCURRENCY} in flight)")
         measure(sim, default, make_trials(1, "warm-"), 1)
@@ -148,11 +151,9 @@ def main() -> int:
             return cpu / args.probe
         # the default (its cap adapts to the waiting) and one timed run per fixed cap
         runs: list[tuple[str, ClaudeCliBackend]] = [("default", default)] + [
-            (f"fixed {k}", ClaudeCliBackend(ClaudeCliParams(executable=claude, model="sim-1",
-                                                            base_url=sim.url, concurrency=k)))
-            for k in dict.fromkeys(args.compare)]
+            (f"fixed {k}", backend(concurrency=k)) for k in dict.fromkeys(args.compare)]
         if args.compare_hold:
-            hold = ClaudeCliBackend(ClaudeCliParams(executable=claude, model="sim-1", base_url=sim.url))
+            hold = backend()
             hold.gate.early_release = False
             runs.append(("hold reap", hold))
         print(f"{'pass':>4} {'processes':>9} {'CPU/trial':>10} {'floor s':>8} {'wall s':>8} "

@@ -132,9 +132,9 @@ class ClaudeCliBackend(BaseBackend):
     # -- trials -----------------------------------------------------------------------------
 
     async def run_trial(self, trial: Trial) -> TrialResult:
-        # The process slot (`gate.slot`) is taken in `_run_once` around the CLI process alone:
-        # making and removing the trial folder and a retry's back-off happen outside it, so
-        # the next CLI starts as soon as one ends.
+        # The process slot (`gate.slot`) is taken in `_run_once` around the CLI process alone,
+        # from its start to its kill: making and removing the trial folder, a retry's back-off
+        # and the killed process's reap happen outside it, so the next CLI starts at once.
         return await self._run_trial(trial)
 
     async def _run_trial(self, trial: Trial) -> TrialResult:
