@@ -37,7 +37,7 @@ from skilleval.backends.base import BaseBackend
 from skilleval.backends.cli_process import (ISOLATION_SETTINGS, TRIAL_SETTINGS, kill_group, reap,
                                             signal_group, usable_cpus)
 from skilleval.backends.params import ClaudeCliParams
-from skilleval.backends.cli_gate import ProcessGate
+from skilleval.backends.cli_gate import IdleMeter, ProcessGate
 from skilleval.backends.cli_stream import CliRun
 from skilleval.backends.pricing import cost_usd
 from skilleval.domain import Completion, Outcome, Skill, Trial, TrialResult
@@ -70,7 +70,7 @@ class ClaudeCliBackend(BaseBackend):
         # trial; measured on 2 CPUs against serve-sim, benchmarks/cli_orchestration.py:
         # 3 processes wall x1.045 (CI 1.00-1.09), 8 processes x1.24), more when the API's
         # answer keeps processes waiting (the real API: seconds) -- see cli_gate.
-        self.gate = ProcessGate(usable_cpus(), fixed=params.concurrency)
+        self.gate = ProcessGate(usable_cpus(), fixed=params.concurrency, meter=IdleMeter())
         self.max_processes = self.gate.cap  # at the start; the least it will be
 
     def identity(self) -> dict[str, Any]:

@@ -14,6 +14,19 @@ every trial from the CLI's own stream (from its ``init`` event, sent just before
 to the first event of the answer) and smoothed (EWMA, weight ``SMOOTHING``); the cap starts at
 ``C``, never goes below it, and never above ``ceiling`` (the trials a job keeps in flight,
 ``trigger.concurrency``, bound it anyway). ``backend.concurrency=N`` fixes the cap at N.
+
+The measured wait is not all waiting for the API: when the CPUs are busy, a process that
+has its answer waits for a CPU to read it, and a local endpoint (serve-sim) waits for a CPU
+to write it. Under load that inflates ``w``, and a larger cap loads the CPUs further -- a
+loop that once took the cap to 3 on 2 saturated CPUs (CI, with another test worker busy).
+So the cap rises above what is in effect only after a window (``IdleMeter``, at least
+``IDLE_WINDOW_S``) in which trials queued for a slot while the CPUs this process may use
+were idle for at least ``IDLE_HEADROOM`` of the time; in a busy window it is held where it
+is. More processes only help when there is idle CPU for them, and idle CPUs say nothing
+when nothing was queued (before a job, or at its tail). An idle window lets the cap at most
+double: ``w`` was measured at the load then, and one trial's share of 0.87 (the first,
+at 1.5 s of latency) asked for 15 processes on 2 CPUs at once, which stretched every
+trial to 5-6 s; doubling reaches that step by step, each step checked by the next window.
 Hand-written (a counter under an `asyncio.Condition`): `asyncio.Semaphore` has no way to
 change its size while waiters queue.
 
@@ -36,13 +49,58 @@ Measured on 2 CPUs, fresh clone at a34db80 (``benchmarks/cli_orchestration.py``)
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 from contextlib import asynccontextmanager
 from collections.abc import AsyncIterator, Awaitable, Callable
+
+import psutil
 
 #: weight of the newest trial in the smoothed waiting share
 SMOOTHING = 0.3
 #: the waiting share is capped so that one odd trial cannot ask for an unbounded cap
 MAX_WAIT_SHARE = 0.95
+#: the cap may rise only after a window in which the CPUs were idle this share of the time
+IDLE_HEADROOM = 0.10
+#: the shortest window the idle share is measured over (shorter ones say little)
+IDLE_WINDOW_S = 0.25
+
+
+class IdleMeter:
+    """The share of time the CPUs this process may run on were idle, window by window.
+
+    ``idle_share()`` returns the share since the previous window closed, once at least
+    ``IDLE_WINDOW_S`` has passed, else None (the window stays open). Per-CPU counters from
+    psutil, summed over the affinity mask only: idle CPUs outside it cannot run our processes.
+    """
+
+    def __init__(self) -> None:
+        try:
+            self._cpus: list[int] | None = sorted(os.sched_getaffinity(0))
+        except (AttributeError, OSError):  # not Linux: every CPU
+            self._cpus = None
+        self._last = self._sample()
+
+    def restart(self) -> None:
+        """Drop the open window: what the CPUs did until now says nothing about the cap."""
+        self._last = self._sample()
+
+    def _sample(self) -> tuple[float, float, float]:
+        per_cpu = psutil.cpu_times(percpu=True)
+        chosen = [per_cpu[i] for i in self._cpus if i < len(per_cpu)] if self._cpus else per_cpu
+        idle = sum(t.idle + getattr(t, "iowait", 0.0) for t in chosen)
+        # guest time is already inside user time on Linux: leave it out of the total
+        total = sum(sum(t) - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0)
+                    for t in chosen)
+        return time.monotonic(), idle, total
+
+    def idle_share(self) -> float | None:
+        now = self._sample()
+        if now[0] - self._last[0] < IDLE_WINDOW_S:
+            return None
+        (_, idle0, total0), self._last = self._last, now
+        spent = now[2] - total0
+        return None if spent <= 0 else min(max((now[1] - idle0) / spent, 0.0), 1.0)
 
 
 class ProcessGate:
@@ -51,13 +109,19 @@ class ProcessGate:
     (a job may run several loops one after another), its measurement carries over."""
 
     def __init__(self, cpus: int, *, fixed: int | None = None, ceiling: int = 64,
-                 early_release: bool = True) -> None:
+                 early_release: bool = True, meter: IdleMeter | None = None) -> None:
+        """``meter``: where the CPUs' idle share comes from; None means no such evidence is
+        asked for, and the waiting share alone sets the cap (the unit tests' arithmetic)."""
         self.cpus = max(1, cpus)
         self.early_release = early_release  # see the module docstring
         self.fixed = fixed
         self.ceiling = max(self.cpus, ceiling)
+        self.meter = meter
+        # the highest the cap may go until a window shows idle CPUs (see the module docstring)
+        self._limit = self.cpus if meter is not None else self.ceiling
         self.wait_share: float | None = None  # smoothed; None until a trial reports
         self.active = 0
+        self.waiting = 0  # trials queued for a slot now
         self.peak = 0  # most processes at once so far (reported by benchmarks and tests)
         self._loop: int | None = None
         self._cond: asyncio.Condition | None = None
@@ -69,10 +133,19 @@ class ProcessGate:
         w = min(self.wait_share or 0.0, MAX_WAIT_SHARE)
         # rounded down: one process too many queues on the CPU and stretches every trial,
         # one too few leaves part of a CPU idle (the cheaper mistake near the boundary)
-        return max(self.cpus, min(self.ceiling, int(self.cpus / (1.0 - w))))
+        return max(self.cpus, min(self.ceiling, self._limit, int(self.cpus / (1.0 - w))))
 
     def observe(self, wall_s: float, wait_s: float | None) -> None:
         """One finished trial: its wall time and the part of it spent waiting for the API."""
+        idle = None
+        if self.meter is not None and self.waiting == 0:
+            self.meter.restart()  # nothing queued: the cap held nothing back in this window
+        elif self.meter is not None:
+            idle = self.meter.idle_share()
+        if idle is not None:
+            # idle CPUs: the waiting share may set the cap, up to twice the cap in effect;
+            # busy ones: hold the cap in effect
+            self._limit = min(self.ceiling, 2 * self.cap) if idle >= IDLE_HEADROOM else self.cap
         if wait_s is None or wall_s <= 0:
             return
         share = min(max(wait_s / wall_s, 0.0), 1.0)
@@ -82,7 +155,7 @@ class ProcessGate:
     def _condition(self) -> asyncio.Condition:
         loop = id(asyncio.get_running_loop())
         if self._cond is None or self._loop != loop:
-            self._loop, self._cond, self.active = loop, asyncio.Condition(), 0
+            self._loop, self._cond, self.active, self.waiting = loop, asyncio.Condition(), 0, 0
         return self._cond
 
     @asynccontextmanager
@@ -92,7 +165,11 @@ class ProcessGate:
         with ``early_release`` off, the slot is freed on leaving the block. Freed once."""
         cond = self._condition()
         async with cond:
-            await cond.wait_for(lambda: self.active < self.cap)
+            self.waiting += 1
+            try:
+                await cond.wait_for(lambda: self.active < self.cap)
+            finally:
+                self.waiting -= 1
             self.active += 1
             self.peak = max(self.peak, self.active)
         held = True

@@ -23,11 +23,11 @@ def test_default_process_cap_is_the_usable_cpus(sim, claude_bin) -> None:  # noq
 
 
 def test_the_cap_follows_the_share_of_time_spent_waiting() -> None:
-    gate = ProcessGate(2, ceiling=8)
+    gate = ProcessGate(2, ceiling=8, meter=None)  # no idle evidence asked for
     assert gate.cap == 2  # nothing measured yet: one process per CPU
     gate.observe(0.55, 0.06)  # serve-sim on loopback: CPU-bound
     assert gate.cap == 2
-    gate = ProcessGate(2, ceiling=8)
+    gate = ProcessGate(2, ceiling=8, meter=None)
     gate.observe(0.5, 0.2)  # w = 0.4: 2 / 0.6 = 3.3, rounded down
     assert gate.cap == 3
     for _ in range(10):
@@ -38,6 +38,84 @@ def test_the_cap_follows_the_share_of_time_spent_waiting() -> None:
     fixed = ProcessGate(2, fixed=3)
     fixed.observe(2.0, 1.9)
     assert fixed.cap == 3  # backend.concurrency=N is N
+
+
+class ScriptedMeter:
+    """Idle shares in the order given (the CPUs' real idle share is the machine's business)."""
+
+    def __init__(self, *shares: float | None) -> None:
+        self.shares, self.restarts = list(shares), 0
+
+    def idle_share(self) -> float | None:
+        return self.shares.pop(0)
+
+    def restart(self) -> None:
+        self.restarts += 1
+
+
+def test_the_cap_rises_only_while_the_cpus_show_idle_time_and_trials_queue() -> None:
+    """A long measured wait on busy CPUs is waiting for a CPU, not for the API (the loop
+    that took the cap to 3 on 2 saturated CPUs): the cap is held until a window shows the
+    CPUs idle while trials queue, and it is held again, where it then is, when they are busy."""
+    gate = ProcessGate(2, ceiling=8, meter=ScriptedMeter(0.02, 0.03, None, 0.40, 0.01, 0.0,
+                                                            0.0, 0.0, 0.0))
+    gate.waiting = 5  # trials queued for a slot
+    gate.observe(0.6, 0.3)
+    gate.observe(0.6, 0.3)  # w = 0.5 would ask for 4; the CPUs were busy both times
+    assert gate.cap == 2
+    gate.observe(0.6, 0.3)  # the window is still open: nothing decided
+    assert gate.cap == 2
+    gate.observe(2.0, 1.6)  # idle CPUs while trials queue: the waiting share sets the cap
+    assert gate.cap == 4  # w smoothed to 0.59: 2 / 0.41, rounded down
+    gate.observe(2.0, 1.9)  # busy again: held at 4 although w grew to 0.70 (it would be 6)
+    assert gate.cap == 4
+    gate.observe(0.6, 0.0)  # w falls to 0.49: the cap follows it down ...
+    assert gate.cap == 3
+    gate.observe(0.6, 0.0)
+    gate.observe(0.6, 0.0)  # ... to the CPUs,
+    gate.observe(2.0, 1.9)  # and busy windows hold it there (w = 0.45 would ask for 3)
+    assert gate.cap == 2
+    slow = ProcessGate(2, ceiling=64, meter=ScriptedMeter(0.7, 0.6, 0.5, 0.3))
+    slow.waiting = 30
+    steps = []
+    for _ in range(4):
+        slow.observe(2.0, 1.8)  # w = 0.9 asks for 20 at once
+        steps.append(slow.cap)
+    assert steps == [4, 8, 16, 20]  # at most doubling per idle window
+    queued_none = ProcessGate(2, ceiling=8, meter=ScriptedMeter(0.9))
+    queued_none.observe(2.0, 1.6)  # nothing queued: idle CPUs say nothing about the cap
+    assert queued_none.cap == 2 and queued_none.meter.restarts == 1
+
+
+def test_the_idle_meter_reads_the_cpus() -> None:
+    """A window is at least IDLE_WINDOW_S long; on a machine busy with one spinning process
+    per usable CPU for that long, the idle share is small (and always within [0, 1])."""
+    import multiprocessing
+    import time
+
+    from skilleval.backends.cli_gate import IDLE_WINDOW_S, IdleMeter
+    meter = IdleMeter()
+    assert meter.idle_share() is None  # the window has just opened
+    time.sleep(IDLE_WINDOW_S)
+    share = meter.idle_share()
+    assert share is not None and 0.0 <= share <= 1.0
+    spinners = [multiprocessing.Process(target=_spin, args=(0.6,)) for _ in range(usable_cpus())]
+    for p in spinners:
+        p.start()
+    time.sleep(0.1)
+    meter.restart()
+    time.sleep(0.4)
+    busy = meter.idle_share()
+    for p in spinners:
+        p.join()
+    assert busy is not None and busy < 0.10, busy
+
+
+def _spin(seconds: float) -> None:
+    import time
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
 
 
 def test_a_slot_is_freed_when_its_process_is_killed_not_when_it_is_reaped() -> None:
