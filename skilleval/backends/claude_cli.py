@@ -29,21 +29,27 @@ import shutil
 import subprocess
 import tempfile
 import time
-from pathlib import Path
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from skilleval.backends.base import BaseBackend
-from skilleval.backends.cli_process import (ISOLATION_SETTINGS, TRIAL_SETTINGS, kill_group, reap,
-                                            signal_group, usable_cpus)
-from skilleval.backends.params import ClaudeCliParams
 from skilleval.backends.cli_gate import IdleMeter, ProcessGate
+from skilleval.backends.cli_process import (
+    ISOLATION_SETTINGS,
+    TRIAL_SETTINGS,
+    kill_group,
+    reap,
+    signal_group,
+    usable_cpus,
+)
 from skilleval.backends.cli_stream import CliRun
+from skilleval.backends.params import ClaudeCliParams
 from skilleval.backends.pricing import cost_usd
 from skilleval.domain import Completion, Outcome, Skill, Trial, TrialResult
-from skilleval.paths import contained
 from skilleval.errors import HarnessError, UserError
 from skilleval.excerpt import make_excerpt
+from skilleval.paths import contained
 from skilleval.sim.protocol import SIM_KEY, hint_value, is_loopback
 from skilleval.skills import install_skill
 
@@ -229,7 +235,7 @@ class ClaudeCliBackend(BaseBackend):
             spawned = time.monotonic()
             try:
                 code = await asyncio.wait_for(read_and_wait(), self.params.timeout_s)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 status, code = "timeout", None
             if run.decided or run.finished:
                 self.gate.observe(time.monotonic() - spawned, run.api_wait_s)
@@ -237,7 +243,7 @@ class ClaudeCliBackend(BaseBackend):
                 await kill_group(proc)  # a grandchild may still hold stderr open
                 try:
                     tail = await asyncio.wait_for(asyncio.shield(stderr_task), 2.0)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     tail = ""
                 status = f"exit {code}: {tail[-400:].strip()}"
         finally:
@@ -281,7 +287,7 @@ class ClaudeCliBackend(BaseBackend):
         try:
             out, err = await asyncio.wait_for(proc.communicate(prompt.encode()),
                                               self.params.timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise HarnessError(f"claude -p gave no answer within {self.params.timeout_s:g} s") from None
         finally:
             await kill_group(proc)
@@ -344,8 +350,8 @@ def _ancestor_claude_dir(path: Path) -> Path | None:
 
 def _cli_version(executable: str) -> str:
     try:
-        out = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=60,
-                             stdin=subprocess.DEVNULL).stdout
+        out = subprocess.run([executable, "--version"], check=False, capture_output=True,
+                             text=True, timeout=60, stdin=subprocess.DEVNULL).stdout
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UserError(f"backend.executable: cannot run {executable} --version: {exc}") from None
     match = re.search(r"\d+\.\d+\.\d+", out)

@@ -36,23 +36,25 @@ about 5 % of a trial on loopback, and holding the slot through it left that shar
 idle at a cap equal to the CPUs. ``early_release=False`` keeps the old behaviour, for the
 benchmark's paired comparison (``cli_orchestration.py --compare-hold``).
 
-Measured on 2 CPUs, fresh clone at a34db80 (``benchmarks/cli_orchestration.py``):
+Measured on 2 CPUs, fresh clone at 6b66537, with the idle check and doubling
+(``benchmarks/cli_orchestration.py``):
 
 - ``--latency-ms 1500 --compare 2`` (40 trials, 3 paired passes): a cap fixed at the CPUs
-  took 1.97x the wall time of this one (95 % CI 1.52-2.56), which peaked at 8 processes
-  (2.31x [1.89, 2.82] at e1fb062, before the early release);
+  took 2.32x the wall time of this one (95 % CI 1.88-2.87), which peaked at 8 processes
+  (1.97x [1.52, 2.56] at a34db80, when the cap could jump straight to its target);
 - with no latency the cap stays at 2; ``--repeats 10 --compare-hold`` (60 trials): median
-  wall/floor 1.049 with the early release, 1.102 holding the slot to the reap, which took
-  1.054x the wall time (paired 95 % CI 1.027-1.081); the CLIs kept 1.89-1.93 CPUs busy
-  against 1.86-1.89.
+  wall/floor 1.058 (passes 1.02-1.18) with the early release, 1.113 holding the slot to the
+  reap, which took 1.047x the wall time (paired 95 % CI 1.011-1.084); the CLIs kept
+  1.89-1.92 CPUs busy against 1.84-1.87. At a34db80 the same run gave a median of 1.049:
+  the ratio's spread between runs is as large as its distance from 1.05.
 """
 from __future__ import annotations
 
 import asyncio
 import os
 import time
-from contextlib import asynccontextmanager
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 
 import psutil
 
