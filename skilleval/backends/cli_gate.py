@@ -89,6 +89,8 @@ class IdleMeter:
 
     def _sample(self) -> tuple[float, float, float]:
         per_cpu = psutil.cpu_times(percpu=True)
+        # psutil lists the online CPUs in order; with some offline the index is not the id,
+        # and the share is then read from neighbouring CPUs (a rare setup, left as it is)
         chosen = [per_cpu[i] for i in self._cpus if i < len(per_cpu)] if self._cpus else per_cpu
         idle = sum(t.idle + getattr(t, "iowait", 0.0) for t in chosen)
         # guest time is already inside user time on Linux: leave it out of the total
@@ -97,9 +99,9 @@ class IdleMeter:
         return time.monotonic(), idle, total
 
     def idle_share(self) -> float | None:
+        if time.monotonic() - self._last[0] < IDLE_WINDOW_S:
+            return None  # the window stays open (and /proc/stat is not read on every trial)
         now = self._sample()
-        if now[0] - self._last[0] < IDLE_WINDOW_S:
-            return None
         (_, idle0, total0), self._last = self._last, now
         spent = now[2] - total0
         return None if spent <= 0 else min(max((now[1] - idle0) / spent, 0.0), 1.0)
