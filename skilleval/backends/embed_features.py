@@ -89,6 +89,11 @@ weak is not supported by the calibration data. Acceptance run afterwards (once,
 dog-trainer 0.55 vs 0.40; no paired difference significant; issue 14's acceptance line 1 is
 not met.
 
+**Third pre-registered comparison: lexical evidence** (hybrid dense + term-matching
+scoring; variant (h) ``blend-lexical``): the hypothesis, the feature, its parameters and the
+unchanged decision rule are written in ``embed_lexical``'s docstring, committed before the
+variant was implemented or scored.
+
 Evaluated earlier on the 5-skill set and left out: the bare name as a unit and a fitted rather
 than fixed exclusion weight (both lost on leave-one-skill-out log loss).
 """
