@@ -62,6 +62,8 @@ class EmbedBackend(BaseBackend):
         # How exclusions count (a fit made before exclusion modes: the hinge with no margin).
         self.exclusion = str(fit.get("exclusion", "hinge"))
         self.margin = float(fit.get("margin", 0.0))
+        # Weight of the lexical evidence (embed_lexical); 0 for a fit without it.
+        self.lexical_weight = float(fit.get("lexical_weight", 0.0))
         self._center = np.asarray(fit["center"], dtype=np.float32)
         encoder = shared_encoder()
         self.cache = EmbeddingCache(encoder.encode, MODEL_NAME)
@@ -75,6 +77,8 @@ class EmbedBackend(BaseBackend):
         ident["calibration_data"] = self.calibration["data"]["sha256"][:16]
         ident["features"] = [self.calibration.get("variant", "whole"), self.item_weight, self.named_items,
                              self.exclusion, self.margin]
+        if self.lexical_weight:  # only then, so a fit without lexical evidence keeps its identity
+            ident["features"].append(self.lexical_weight)
         return ident
 
     def use_store(self, root: Path) -> None:
@@ -101,10 +105,16 @@ class EmbedBackend(BaseBackend):
                 ) -> tuple[dict[str, float], list[float]]:
         """(score per listed skill, best exclusion similarity per listed skill)."""
         from skilleval.backends.embed_features import parse, skill_scores
+        from skilleval.backends.embed_lexical import listing_evidence
 
         parts = [parse(s.name, s.description) for s in listing]
+        lex = None
+        if self.lexical_weight:
+            lex = list(listing_evidence(query, tuple((s.name, s.description, p.positive)
+                                                     for s, p in zip(listing, parts, strict=True))))
         values, _, neg = skill_scores(parts, self.vector(query), self.vector, self.penalty,
-                                      self.item_weight, self.named_items, self.margin, self.exclusion)
+                                      self.item_weight, self.named_items, self.margin, self.exclusion,
+                                      lex, self.lexical_weight)
         return {s.name: v for s, v in zip(listing, values)}, neg
 
     def similarities(self, listing: tuple[ListedSkill, ...], query: str) -> dict[str, float]:

@@ -84,8 +84,8 @@ def calibration_rows() -> list[tuple[str, str, str, str, bool]]:
 
 def _row_loss(theta: Any, sims: tuple[Any, Any, Any], labels: Any, variant: Any) -> Any:
     """Per-row log loss of ``should_trigger`` (the target, column 0, fires) under the softmax
-    with a "none" option; ``sims`` holds (whole, best-item, exclusion) similarity arrays of
-    shape (rows, listed skills); ``theta`` is (intercept, slope[, item-weight logit][, margin])
+    with a "none" option; ``sims`` holds (whole, best-item, exclusion[, lexical evidence])
+    arrays of shape (rows, listed skills); ``theta`` is (intercept, slope[, item-weight logit][, margin])
     as the variant fits them (``_unpack``). Under the ``rival`` exclusion mode each listed
     skill's exclusion adds an option that fires nothing."""
     import numpy as np
@@ -97,7 +97,9 @@ def _row_loss(theta: Any, sims: tuple[Any, Any, Any], labels: Any, variant: Any)
     )
 
     w, margin = _unpack(theta, variant)
-    z = theta[0] + theta[1] * combine(*sims, w, EXCLUSION_PENALTY, margin, variant.exclusion)
+    lex = sims[3] if variant.lexical else None
+    z = theta[0] + theta[1] * combine(*sims[:3], w, EXCLUSION_PENALTY, margin, variant.exclusion,
+                                      lex, _lexical_weight(theta, variant))
     top = np.maximum(0.0, z.max(axis=1))
     denom = np.exp(-top) + np.exp(z - top[:, None]).sum(axis=1)
     if variant.exclusion == "rival":
@@ -111,7 +113,7 @@ def _row_loss(theta: Any, sims: tuple[Any, Any, Any], labels: Any, variant: Any)
 
 def _unpack(theta: Any, variant: Any) -> tuple[float, float]:
     """(item weight, hinge margin) of a parameter vector: a fitted weight is
-    ``sigmoid(theta[2])``; a fitted margin is the last entry."""
+    ``sigmoid(theta[2])``; a fitted margin follows it (then the lexical weight, if fitted)."""
     import numpy as np
 
     k = 2
@@ -121,6 +123,11 @@ def _unpack(theta: Any, variant: Any) -> tuple[float, float]:
     else:
         w = float(variant.item_weight)
     return w, (float(theta[k]) if variant.fit_margin else 0.0)
+
+
+def _lexical_weight(theta: Any, variant: Any) -> float:
+    """The fitted lexical weight ``lam`` (the last entry) of a ``lexical`` variant, else 0."""
+    return float(theta[-1]) if variant.lexical else 0.0
 
 
 def _nll(theta: Any, sims: tuple[Any, Any, Any], labels: Any, variant: Any) -> float:
@@ -161,6 +168,7 @@ def fit(encode: Callable[[list[str]], Any] | None = None, model: str | None = No
         parse,
         similarities,
     )
+    from skilleval.backends.embed_lexical import listing_evidence
     from skilleval.config import example_distractors
     from skilleval.skills import load_skill
 
@@ -177,6 +185,10 @@ def fit(encode: Callable[[list[str]], Any] | None = None, model: str | None = No
     others = [parse(d.name, d.description) for d in distractors]
     per = [similarities([parse(ex, desc), *others], vector(q), vector, chosen) for ex, _, desc, q, _ in rows]
     sims = tuple(np.array([r[k] for r in per]) for k in range(3))
+    if chosen.lexical:  # lexical evidence over the same listing (target first)
+        rest = tuple((d.name, d.description, p.positive) for d, p in zip(distractors, others, strict=True))
+        sims = (*sims, np.array([listing_evidence(q, ((ex, desc, parse(ex, desc).positive), *rest))
+                                 for ex, _, desc, q, _ in rows]))
     labels = np.array([r[4] for r in rows], dtype=bool)
     theta, loss = _fit(sims, labels, chosen)
     folds = sorted({r[0] for r in rows})
@@ -196,9 +208,12 @@ def fit(encode: Callable[[list[str]], Any] | None = None, model: str | None = No
         "variant": chosen.name, "item_weight": round(_unpack(theta, chosen)[0], 6),
         "named_items": chosen.named_items, "exclusion": chosen.exclusion,
         "margin": round(_unpack(theta, chosen)[1], 6), "parameters": chosen.parameters,
+        "lexical_weight": round(_lexical_weight(theta, chosen), 6),
         "feature": "centred cosine(query, name + description without exclusions), mixed with the best "
                    "single positive item by item_weight, minus the penalty times how far an exclusion "
-                   "clause fits better",
+                   "clause fits better" + ("; plus lexical_weight times the IDF-over-the-listing share of the "
+                                           "query's terms found in the positive text (embed_lexical)"
+                                           if chosen.lexical else ""),
         "choice": "softmax over listed skills plus a 'none' option of logit 0",
         "label": "should_trigger (the target skill fired)",
         "method": "maximum likelihood (scipy.optimize BFGS), each query listed with the bundled distractors",
@@ -243,6 +258,7 @@ def choose(encode: Callable[[list[str]], Any] | None = None, model: str | None =
     shipped = {k: v for k, v in fits[winner].items() if k != "loso_row_loss"}
     shipped["variant_comparison"] = {
         n: {"parameters": params[n], "item_weight": f["item_weight"], "margin": f["margin"],
+            "lexical_weight": f["lexical_weight"],
             "exclusion": f["exclusion"], "in_sample": f["in_sample"],
             "leave_one_skill_out": f["leave_one_skill_out"]} for n, f in fits.items()}
     shipped["decision_rule"] = ("lowest leave-one-skill-out log loss; within 0.001, fewer fitted "
@@ -265,7 +281,7 @@ def centred_vectors(encode: Callable[[list[str]], Any], center: Any) -> Callable
 def comparison_table(fits: dict[str, dict[str, Any]], winner: str) -> str:
     """In-sample and LOSO loss/accuracy per variant, with each variant's per-held-out-skill
     loss difference to ``whole`` (how many held-out skills it lowers)."""
-    header = (f"{'variant':22} {'k':>2} {'w':>5} {'m':>6} {'in-sample loss':>14} {'acc':>6} {'LOSO loss':>10} "
+    header = (f"{'variant':22} {'k':>2} {'w':>5} {'m':>6} {'lam':>6} {'in-sample loss':>14} {'acc':>6} {'LOSO loss':>10} "
               f"{'LOSO acc':>9} {'lower on':>9}")
     lines = [header]
     skills = [r[0] for r in calibration_rows()]
@@ -279,7 +295,7 @@ def comparison_table(fits: dict[str, dict[str, Any]], winner: str) -> str:
                 diff[s] = diff.get(s, 0.0) + x - y
             lower = f"{sum(v < 0 for v in diff.values())}/{len(diff)}"
         mark = "  <- shipped" if name == winner else ""
-        lines.append(f"{name:22} {f['parameters']:2d} {f['item_weight']:5.2f} {f['margin']:6.3f} "
+        lines.append(f"{name:22} {f['parameters']:2d} {f['item_weight']:5.2f} {f['margin']:6.3f} {f['lexical_weight']:6.3f} "
                      f"{ins['log_loss']:14.3f} {ins['accuracy']:6.3f} {cv['log_loss']:10.3f} {cv['accuracy']:9.3f} {lower:>9}{mark}")
     return "\n".join(lines)
 

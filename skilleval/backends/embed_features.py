@@ -148,6 +148,7 @@ class FeatureVariant:
     named_items: bool = False  # embed items as "name: item"
     exclusion: str = "hinge"  # one of EXCLUSION_MODES
     fit_margin: bool = False  # the hinge's margin m is fitted (else 0)
+    lexical: bool = False  # add lam * lexical evidence (embed_lexical), lam fitted
 
     @property
     def uses_items(self) -> bool:
@@ -155,8 +156,9 @@ class FeatureVariant:
 
     @property
     def parameters(self) -> int:
-        """Fitted parameters: intercept and slope, plus the item weight and the margin if fitted."""
-        return 2 + (self.item_weight is None) + self.fit_margin
+        """Fitted parameters: intercept and slope, plus the item weight, the margin and the
+        lexical weight where fitted."""
+        return 2 + (self.item_weight is None) + self.fit_margin + self.lexical
 
 
 VARIANTS: dict[str, FeatureVariant] = {v.name: v for v in (
@@ -164,7 +166,8 @@ VARIANTS: dict[str, FeatureVariant] = {v.name: v for v in (
     FeatureVariant("blend", None), FeatureVariant("best-item-named", 1.0, named_items=True),
     FeatureVariant("blend-margin", None, fit_margin=True),
     FeatureVariant("blend-item-margin", None, exclusion="hinge-item", fit_margin=True),
-    FeatureVariant("blend-exclusion-rival", None, exclusion="rival"))}
+    FeatureVariant("blend-exclusion-rival", None, exclusion="rival"),
+    FeatureVariant("blend-lexical", None, lexical=True))}
 
 
 def name_words(name: str) -> str:
@@ -243,17 +246,21 @@ def similarities(listing_parts: list[DescriptionParts], query_vec: np.ndarray,
 
 
 def combine(whole: np.ndarray, best: np.ndarray, neg: np.ndarray, item_weight: float,
-            penalty: float = EXCLUSION_PENALTY, margin: float = 0.0, exclusion: str = "hinge"
-            ) -> np.ndarray:
+            penalty: float = EXCLUSION_PENALTY, margin: float = 0.0, exclusion: str = "hinge",
+            lex: np.ndarray | None = None, lex_weight: float = 0.0) -> np.ndarray:
     """Scores from similarities (arrays of any shape): ``pos`` mixes whole-text and best-item
     similarity, then an exclusion that fits better than ``pos`` (``hinge``) or than the best
     item (``hinge-item``), less ``margin``, lowers it. Under ``rival`` the score is ``pos``:
-    the exclusion acts in the choice instead (``choice_probabilities``)."""
+    the exclusion acts in the choice instead (``choice_probabilities``). ``lex`` (the
+    ``blend-lexical`` variant, ``embed_lexical``) adds ``lex_weight * lex`` after the hinge,
+    which compares dense similarities only."""
     pos = mix(whole, best, item_weight)
     if exclusion == "rival":
-        return pos
-    against = best if exclusion == "hinge-item" else pos
-    return pos - penalty * np.maximum(0.0, neg - against + margin)
+        score = pos
+    else:
+        against = best if exclusion == "hinge-item" else pos
+        score = pos - penalty * np.maximum(0.0, neg - against + margin)
+    return score if lex is None else score + lex_weight * lex
 
 
 def mix(whole: np.ndarray, best: np.ndarray, item_weight: float) -> np.ndarray:
@@ -264,12 +271,15 @@ def mix(whole: np.ndarray, best: np.ndarray, item_weight: float) -> np.ndarray:
 def skill_scores(listing_parts: list[DescriptionParts], query_vec: np.ndarray,
                  vector: Callable[[str], np.ndarray], penalty: float = EXCLUSION_PENALTY,
                  item_weight: float = 0.0, named_items: bool = False, margin: float = 0.0,
-                 exclusion: str = "hinge") -> tuple[list[float], list[float], list[float]]:
-    """(score, positive similarity, best exclusion similarity) per listed skill."""
+                 exclusion: str = "hinge", lex: list[float] | None = None, lex_weight: float = 0.0
+                 ) -> tuple[list[float], list[float], list[float]]:
+    """(score, positive similarity, best exclusion similarity) per listed skill; ``lex`` is
+    the lexical evidence per listed skill (``embed_lexical``), weighted by ``lex_weight``."""
     variant = FeatureVariant("shipped", item_weight, named_items, exclusion)
     whole, best, neg = (np.asarray(v) for v in similarities(
         listing_parts, query_vec, vector, variant if variant.uses_items else None))
-    scores = combine(whole, best, neg, item_weight, penalty, margin, exclusion)
+    scores = combine(whole, best, neg, item_weight, penalty, margin, exclusion,
+                     None if lex is None else np.asarray(lex), lex_weight)
     pos = mix(whole, best, item_weight)
     return [float(x) for x in scores], [float(x) for x in pos], [float(x) for x in neg]
 

@@ -48,3 +48,51 @@ earlier variant. If ``blend`` stays lowest, it ships unchanged. The acceptance s
 benchmark (``benchmarks/embed_accuracy.py --runs 9``) is run once, after the choice is
 committed, and nothing is changed after seeing it.
 """
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+import snowballstemmer
+
+# Hand-written rather than a retrieval library: the measure is ten lines, must weigh terms by
+# the listing at hand (not by a corpus), and a library's BM25 or TF-IDF would add tuning
+# constants the pre-registration does not name.
+_TOKEN = re.compile(r"[^\W_]{2,}")  # runs of letters and digits, at least two characters
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=16384)
+def terms(text: str) -> frozenset[str]:
+    """The text's distinct stemmed lowercase terms (see the module docstring)."""
+    return frozenset(_STEMMER.stemWords(_TOKEN.findall(text.lower())))
+
+
+def idf_weights(query_terms: frozenset[str], listed_texts: Sequence[str]) -> dict[str, float]:
+    """``ln((N + 1) / (df + 1))`` of each query term over the ``N`` listed texts (names plus
+    whole descriptions): 0 for a term every listed text has, ``ln(N + 1)`` for one none has."""
+    docs = [terms(t) for t in listed_texts]
+    n = len(docs)
+    return {t: math.log((n + 1) / (sum(t in d for d in docs) + 1)) for t in query_terms}
+
+
+def lexical_evidence(query: str, positives: Sequence[str], listed_texts: Sequence[str]) -> list[float]:
+    """``lex`` per listed skill: the IDF-weighted share of the query's terms found in that
+    skill's positive text (``positives[i]``), IDF over ``listed_texts`` (same order, one per
+    listed skill). 0 for every skill when no query term carries weight."""
+    q = terms(query)
+    weights = idf_weights(q, listed_texts)
+    total = sum(weights.values())
+    if total <= 0.0:
+        return [0.0] * len(positives)
+    return [sum(w for t, w in weights.items() if t in terms(p)) / total for p in positives]
+
+
+@lru_cache(maxsize=65536)
+def listing_evidence(query: str, listing: tuple[tuple[str, str, str], ...]) -> tuple[float, ...]:
+    """:func:`lexical_evidence` for a hashable listing of (name, description, positive text),
+    memoised per (query, listing) so repeated trials cost a dictionary look-up."""
+    texts = [f"{name.replace('-', ' ').replace('_', ' ')} {desc}" for name, desc, _ in listing]
+    return tuple(lexical_evidence(query, [p for _, _, p in listing], texts))
