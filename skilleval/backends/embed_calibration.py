@@ -13,7 +13,8 @@ and no skill fires with the remaining probability (the "none" option, logit 0). 
 takes probability from the target, as it does for Claude.
 
 **The fit.** ``intercept`` and ``slope`` (and ``item_weight`` for the ``blend`` variants,
-the hinge ``margin`` for the ``*-margin`` ones) maximise the likelihood of ``should_trigger``
+the hinge ``margin`` for the ``*-margin`` ones, the lexical weight for ``blend-lexical``,
+see ``embed_lexical``) maximise the likelihood of ``should_trigger``
 (the target fired, or not) on a labelled set *disjoint from every acceptance set*:
 ``embed_calibration_set.json`` holds (a) three bundled examples (migration-review,
 recipe-scaler, dockerfile-slim): each of their 20 labelled queries is scored once against the

@@ -105,6 +105,7 @@ def test_shipped_variant_is_the_one_the_decision_rule_picks() -> None:
     assert table[fit["variant"]]["item_weight"] == fit["item_weight"]
     assert table[fit["variant"]]["margin"] == fit["margin"]
     assert table[fit["variant"]]["exclusion"] == fit["exclusion"]
+    assert table[fit["variant"]]["lexical_weight"] == fit["lexical_weight"]
 
 
 def test_a_query_matching_one_listed_use_gains_from_the_item_feature(backend) -> None:
