@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from skilleval.backends.embed_features import VARIANTS, combine, parse
-from skilleval.backends.embed_lexical import idf_weights, lexical_evidence, listing_evidence, terms
+from skilleval.backends.embed_lexical import (
+    idf_weights,
+    lexical_evidence,
+    listing_evidence,
+    terms,
+)
 from skilleval.domain import ListedSkill
 from skilleval.registry import default_registry
 
