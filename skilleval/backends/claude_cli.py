@@ -43,7 +43,7 @@ from skilleval.backends.cli_process import (
     signal_group,
     usable_cpus,
 )
-from skilleval.backends.cli_stream import CliRun
+from skilleval.backends.cli_stream import CliRun, reported_api_wait_s
 from skilleval.backends.params import ClaudeCliParams
 from skilleval.backends.pricing import cost_usd
 from skilleval.domain import Completion, Outcome, Skill, Trial, TrialResult
@@ -284,6 +284,7 @@ class ClaudeCliBackend(BaseBackend):
             *argv, cwd=root / "proj", env=self._env(root / "config", None),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True)
+        spawned = time.monotonic()
         try:
             out, err = await asyncio.wait_for(proc.communicate(prompt.encode()),
                                               self.params.timeout_s)
@@ -297,6 +298,7 @@ class ClaudeCliBackend(BaseBackend):
         except (json.JSONDecodeError, IndexError):
             raise HarnessError(f"claude -p exit {proc.returncode}: "
                                f"{_scrub(err.decode('utf-8', 'replace')[-400:])}") from None
+        self.gate.observe(time.monotonic() - spawned, reported_api_wait_s(result))
         if result.get("is_error"):
             raise HarnessError(f"claude -p failed: {_scrub(str(result.get('result') or result.get('errors')))}")
         run = CliRun(result=result)

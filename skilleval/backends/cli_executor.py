@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from skilleval.backends.cli_process import ISOLATION_SETTINGS, kill_group
+from skilleval.backends.cli_stream import reported_api_wait_s
 from skilleval.execution import (EXECUTOR_MARKER, ExecutionRequest, ExecutionResult,
                                  collect_outputs, snapshot)
 
@@ -109,6 +110,7 @@ async def execute_via_cli(backend: Any, request: ExecutionRequest) -> ExecutionR
         *argv(backend, request), cwd=request.sandbox, env=backend._env(config, None),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         start_new_session=True, limit=64 * 1024 * 1024)
+    spawned = time.monotonic()
     status, error = "ok", None
     try:
         async def read() -> None:
@@ -122,6 +124,8 @@ async def execute_via_cli(backend: Any, request: ExecutionRequest) -> ExecutionR
     finally:
         await kill_group(proc)
     stderr = (await proc.stderr.read()).decode(errors="replace")[-400:] if proc.stderr else ""
+    # a task that waited on the API most of its life lets the cap grow (see cli_gate)
+    backend.gate.observe(time.monotonic() - spawned, reported_api_wait_s(state.result))
     res = state.result or {}
     if status == "ok":
         if res.get("subtype") == "error_max_turns":

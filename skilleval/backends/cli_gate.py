@@ -11,7 +11,9 @@ slower than it needs to be.
 So the cap follows Little's law: to keep ``C`` CPUs busy when a share ``w`` of each
 process's life is spent waiting, ``C / (1 - w)`` processes are needed (rounded down). ``w`` is measured on
 every trial from the CLI's own stream (from its ``init`` event, sent just before the request,
-to the first event of the answer) and smoothed (EWMA, weight ``SMOOTHING``); the cap starts at
+to the first event of the answer); a completion or a functional task, which runs to its end
+and may make many requests, reports its API time in its ``result`` event
+(``duration_api_ms``). The share is smoothed (EWMA, weight ``SMOOTHING``); the cap starts at
 ``C``, never goes below it, and never above ``ceiling`` (the trials a job keeps in flight,
 ``trigger.concurrency``, bound it anyway). ``backend.concurrency=N`` fixes the cap at N.
 

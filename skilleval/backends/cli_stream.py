@@ -197,6 +197,16 @@ class CliRun:
         return None
 
 
+def reported_api_wait_s(result: dict[str, Any] | None) -> float | None:
+    """Seconds the CLI's own ``result`` event says the run spent on API calls
+    (``duration_api_ms``; None when absent). A finished multi-turn run (a functional task, a
+    completion) reports its waiting here; the process cap (`cli_gate`) learns from it."""
+    value = (result or {}).get("duration_api_ms")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        return None
+    return value / 1000.0
+
+
 def skill_called(tool: str, inputs: dict[str, Any]) -> str | None:
     """The skill a tool call invokes, or None: ``Skill{skill}``, ``Skill{command}``,
     ``SlashCommand{command: "/name args"}``."""

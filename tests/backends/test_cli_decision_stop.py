@@ -192,3 +192,37 @@ def test_one_api_call_per_trial_under_load(sim, claude_bin) -> None:  # noqa: AN
     got = asyncio.run(go())
     assert all(r.outcome is Outcome.TRIGGERED and r.fired == PDF.name for r in got), got
     assert sim.stats().get("POST /v1/messages", 0) - before == len(items)
+
+
+def test_completions_and_tasks_teach_the_cap_as_trials_do(sim, claude_bin, tmp_path) -> None:  # noqa: ANN001
+    """A completion (the llm proposer, a grader) and a functional task hold a process slot
+    too; with a slow API most of their life is waiting, which their ``result`` event reports
+    (``duration_api_ms``): the cap grows for them as for trigger trials."""
+    from skilleval.backends.cli_stream import reported_api_wait_s
+    from skilleval.execution import ArmSettings, ExecutionRequest
+
+    assert reported_api_wait_s({"duration_api_ms": 1500}) == 1.5
+    assert reported_api_wait_s({"duration_api_ms": "1500"}) is None
+    assert reported_api_wait_s({"duration_api_ms": True}) is None and reported_api_wait_s(None) is None
+
+    sim.reset(latency_ms=1000.0)
+    b = ClaudeCliBackend(ClaudeCliParams(executable=claude_bin, base_url=sim.url, model="sim-1",
+                                         timeout_s=120.0))
+
+    async def completions():  # noqa: ANN202
+        return await asyncio.gather(*(b.complete(f"Say hello {i}") for i in range(10)))
+    got = asyncio.run(completions())
+    assert all("simulated completion" in c.text for c in got)
+    cpus = usable_cpus()
+    assert b.gate.peak > cpus and sim.stats().get("messages_in_flight_peak", 0) > cpus, \
+        (b.gate.peak, sim.stats(), cpus)
+
+    task = ClaudeCliBackend(ClaudeCliParams(executable=claude_bin, base_url=sim.url, model="sim-1",
+                                            timeout_s=120.0))
+    assert task.gate.wait_share is None
+    (tmp_path / "box").mkdir()
+    request = ExecutionRequest("k" * 32, "1", "e", "without_skill", 0, "Write hello.txt", tmp_path / "box",
+                               ArmSettings(model="sim-1"), ())
+    result = asyncio.run(task.execute(request))
+    assert result.status in ("ok", "turn_cap"), result
+    assert task.gate.wait_share is not None and task.gate.wait_share > 0.3, task.gate.wait_share
