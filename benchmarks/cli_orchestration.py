@@ -33,12 +33,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import resource
 import statistics
 import sys
 import time
 from pathlib import Path
+
+import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -77,12 +78,12 @@ def own_cpu() -> float:
 
 
 def process_cpu(pid: int) -> float | None:
-    """CPU seconds of a running process (serve-sim) from /proc (Linux); None elsewhere."""
+    """CPU seconds of a running process (serve-sim), or None when it cannot be read."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
+        t = psutil.Process(pid).cpu_times()
+    except psutil.Error:
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    return t.user + t.system
 
 
 async def run(backend: ClaudeCliBackend, trials: list[Trial], in_flight: int) -> tuple[float, list[TrialResult]]:
@@ -164,8 +165,8 @@ def main() -> int:
         for rep in range(args.repeats):
             timed = []
             # the arms alternate order between passes, so neither always runs first
-            for label, backend in (runs if rep % 2 == 0 else runs[::-1]):
-                timed.append((label, *measure(sim, backend, make_trials(args.trials, f"r{rep}p{label}-"),
+            for label, arm in (runs if rep % 2 == 0 else runs[::-1]):
+                timed.append((label, *measure(sim, arm, make_trials(args.trials, f"r{rep}p{label}-"),
                                                TRIGGER_CONCURRENCY)))
             after = probe(f"probe-{rep + 1}-")
             per_trial_cpu = (before + after) / 2
