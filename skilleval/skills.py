@@ -20,6 +20,7 @@ import yaml
 from skilleval.domain import Skill
 from skilleval.errors import UserError
 from skilleval.paths import contained
+from skilleval.textfiles import first_surrogate
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -105,6 +106,9 @@ def split_frontmatter(text: str, source: Path) -> tuple[dict[str, Any], str]:
         data = {}
     if not isinstance(data, dict):
         raise UserError(f"{source}: frontmatter must be a mapping of keys, got {type(data).__name__}")
+    found = first_surrogate(data)
+    if found:
+        raise UserError(f"{source}: frontmatter {found[0]} {found[1]}")
     return data, text[match.end():]
 
 

@@ -6,10 +6,54 @@ RecursionError traceback.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from skilleval.errors import UserError
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def surrogate_problem(text: str) -> str | None:
+    """Why `text` cannot be written as UTF-8, or None.
+
+    JSON and YAML accept a ``\\ud83d`` escape without its pair, and Python hands a non-UTF-8
+    byte on the command line over as ``\\udcff``; such a string crashes the first hash, store
+    write or request that encodes it, so it is refused where it enters.
+    """
+    found = _SURROGATE.search(text)
+    if found is None:
+        return None
+    return (f"holds a lone UTF-16 surrogate U+{ord(found.group()):04X} at character "
+            f"{found.start()}, which is not text and cannot be written as UTF-8 (an unpaired "
+            "\\uD8xx-\\uDFxx escape, or a byte that is not UTF-8)")
+
+
+def first_surrogate(value: Any) -> tuple[str, str] | None:
+    """(where in `value`, problem) for the first string (key or value) of a parsed JSON/YAML
+    document that `surrogate_problem` refuses; `where` reads like "entry 1 'query'".
+    Iterative: a document json.loads accepted may already be nested near the recursion limit."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            problem = surrogate_problem(item)
+            if problem:
+                return where, problem
+        elif isinstance(item, dict):
+            children = []
+            for key, child in item.items():
+                label = f"{where} {key!r}".strip()
+                if isinstance(key, str) and surrogate_problem(key):
+                    return label, f"(the key) {surrogate_problem(key)}"
+                children.append((label, child))
+            stack.extend(reversed(children))
+        elif isinstance(item, list):
+            stack.extend(reversed([(f"{where}[{i}]" if where else f"entry {i}", child)
+                                   for i, child in enumerate(item)]))
+    return None
+
 
 def read_text_file(path: Path) -> str:
     """The file's text (UTF-8, a BOM dropped); UserError when unreadable or not UTF-8."""
@@ -24,11 +68,16 @@ def read_text_file(path: Path) -> str:
 def parse_json(text: str, where: str) -> Any:
     """`json.loads(text)`, or a UserError saying what is wrong at `where`."""
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UserError(f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:  # the C decoder's guard against absurd nesting
         raise UserError(f"{where}: JSON nested too deeply to read") from None
+    found = first_surrogate(data)
+    if found:
+        place, problem = found
+        raise UserError(f"{where}: {place + ' ' if place else ''}{problem}")
+    return data
 
 
 def load_json_file(path: Path) -> Any:

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import yaml
 
 from skilleval.errors import HarnessError
+from skilleval.textfiles import surrogate_problem
 
 # The request types live in `proposal` (the prompt module needs them too); re-exported here.
 from skilleval.optimize.proposal import (MAX_CHARS, Attempt, ProposalRequest,  # noqa: F401
@@ -61,6 +62,9 @@ def validate_description(text: str, max_chars: int = MAX_CHARS) -> str | None:
     """
     if not text or not text.strip():
         return "the description is empty"
+    unencodable = surrogate_problem(text)
+    if unencodable:
+        return f"the description {unencodable}"
     if len(text) > max_chars:
         return f"the description is {len(text)} characters; the limit is {max_chars}"
     if "<" in text or ">" in text:
