@@ -28,11 +28,11 @@ from typing import Any, Protocol
 import yaml
 
 from skilleval.errors import HarnessError
-from skilleval.textfiles import surrogate_problem
 
 # The request types live in `proposal` (the prompt module needs them too); re-exported here.
 from skilleval.optimize.proposal import (MAX_CHARS, Attempt, ProposalRequest,  # noqa: F401
                                          QueryScore, normalise)
+from skilleval.textfiles import surrogate_problem
 
 
 @dataclass
