@@ -222,6 +222,10 @@ def validate_skill(path: str | Path) -> list[Problem]:
     comp = fm.get("compatibility")
     if comp and (not isinstance(comp, str) or len(comp) > 500):
         err("'compatibility' must be a string of at most 500 characters")
+    try:  # the folder's files: what a run and `package` refuse, validate refuses too
+        package_files(md.parent)
+    except UserError as exc:
+        err(str(exc))
     return problems
 
 
