@@ -305,9 +305,11 @@ def _write_run_row(job: JobContext, writer: Any, status: str) -> None:
         "output_dir": str(job.output_dir), "overrides": job.overrides,
         "config_yaml": OmegaConf.to_yaml(job.cfg, resolve=False),
         "plugin_versions": json.dumps(versions, sort_keys=True),
-        "calls_made": int(job.summary.get("calls_made", 0)),
+        # An experiment stopped before it booked its totals (Ctrl-C, a failed self-check)
+        # still paid for calls: the budget saw every one of them, so the row says so.
+        "calls_made": int(job.summary.get("calls_made", job.budget.calls)),
         "calls_cached": int(job.summary.get("calls_cached", 0)),
-        "cost_usd": float(job.summary.get("cost_usd", 0.0)),
+        "cost_usd": float(job.summary.get("cost_usd", job.budget.usd)),
         "summary_json": json.dumps(job.summary, default=str),
         "variant": job.variant.name if job.variant is not None else "",
         "description_hash": job.description_hash,

@@ -1,0 +1,40 @@
+"""A run stopped before its experiment finished its accounting (Ctrl-C, a failed self-check)
+still made paid calls: its `runs` row must say how many and what they cost, not 0 calls and
+$0 while the store holds the trials those calls produced."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+SLOW = ["+experiment=trigger_eval", "backend.latency_ms=150", "trigger.concurrency=2", "trigger.runs=2",
+        "backend.input_usd_per_mtok=1000", "progress_every=0.2"]
+
+
+def _csv(cli, sql: str) -> list[str]:  # noqa: ANN001
+    return cli.run("sql", sql, "--format", "csv", check=0).stdout.split()
+
+
+def test_interrupted_run_row_counts_the_calls_it_made(skilleval_cli) -> None:  # noqa: ANN001
+    proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", *SLOW], cwd=skilleval_cli.cwd,
+                            env=skilleval_cli.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    seen = []
+    while True:  # wait until trials are being paid for
+        line = proc.stderr.readline()
+        assert line, "".join(seen)
+        seen.append(line)
+        if line.startswith("progress:"):
+            break
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130, "".join(seen)
+    status, made, cost = _csv(skilleval_cli, "select status, calls_made, cost_usd from runs")[1].split(",")
+    rows, paid = _csv(skilleval_cli, "select count(*), sum(cost_usd) from trials_all")[1].split(",")
+    assert status == "interrupted"
+    assert int(rows) > 0 and float(paid) > 0
+    # every stored trial was a call; a call cancelled in flight was started, so may add to it
+    assert int(made) >= int(rows), (made, rows)
+    assert abs(float(cost) - float(paid)) < 1e-9 * max(1.0, float(paid)), (cost, paid)
