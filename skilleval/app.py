@@ -242,7 +242,7 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     experiment = registry.build("experiment", {"name": exp.kind})
     from skilleval.gates import check_supported, run_gates
 
-    gates = check_supported(cfg, experiment, exp.get("name", exp.kind))
+    gates = check_supported(cfg, experiment, exp.get("name", exp.kind), store)
     job = JobContext(cfg, registry, store, run_id, sweep_id, job_num, exp.get("name", exp.kind),
                      output_dir, backend, budget, overrides=overrides, variant=variant)
     job.executor_built = registry.build("executor", cfg.get("executor") or "local")

@@ -80,8 +80,9 @@ def settings(cfg: Any) -> GateSettings:
     return GateSettings(mins, on, None if baseline is None else str(baseline), max_reg, conf)
 
 
-def check_supported(cfg: Any, experiment: Any, name: str) -> GateSettings:
-    """Before any call: every gate set must be one the experiment measures."""
+def check_supported(cfg: Any, experiment: Any, name: str, store: Any = None) -> GateSettings:
+    """Before any call: every gate set must be one the experiment measures, and a baseline
+    other than ``latest`` must exist in `store` (a typo found after the paid run is too late)."""
     s = settings(cfg)
     offered = set(getattr(experiment, "gate_metrics", ()))
     for key in s.minimums:
@@ -90,7 +91,28 @@ def check_supported(cfg: Any, experiment: Any, name: str) -> GateSettings:
                             f"{', '.join('gate.min_' + m for m in sorted(offered)) or 'nothing'})")
     if s.baseline is not None and not getattr(experiment, "gate_baseline", False):
         raise UserError(f"gate.baseline does not apply to experiment {name}")
+    if s.baseline not in (None, "latest") and store is not None:
+        _check_baseline(cfg, s.baseline, store, name)
     return s
+
+
+def _check_baseline(cfg: Any, baseline: str, store: Any, experiment: str) -> None:
+    """Resolve `baseline` as the gate will (`_regression`), or exit 2 naming it. ``latest~N``
+    is counted among the same skill's runs, so the skill's name is read here too; a skill
+    that cannot load is left for the run to report."""
+    from skilleval.rundiff.sources import load
+    from skilleval.skills import load_skill
+
+    skill = None
+    if cfg.get("skill"):
+        try:
+            skill = load_skill(cfg.get("skill")).name
+        except UserError:
+            return
+    try:
+        load(baseline, store, experiment=experiment, skill=skill)
+    except UserError as exc:
+        raise UserError(f"gate.baseline={baseline}: {exc}") from None
 
 
 def _fmt(x: float | None) -> str:
