@@ -103,6 +103,7 @@ def trigger_diff(a: RunData, b: RunData, common: bool, confidence: float) -> dic
     if insufficient:
         notes.append(f"{insufficient} query(ies) without a verdict in one run (too few valid runs) "
                      "are left out of the test and the deltas")
+    notes.extend(setting_notes(a, b))
     return {
         "kind": "trigger", "a": _side(a), "b": _side(b), "confidence": confidence,
         "compared": len(keys), "paired": n, "insufficient": insufficient,
@@ -119,6 +120,18 @@ def trigger_diff(a: RunData, b: RunData, common: bool, confidence: float) -> dic
         },
         "queries": queries, "notes": notes,
     }
+
+
+def setting_notes(a: RunData, b: RunData) -> list[str]:
+    """One note per verdict-shaping setting the two runs both record and differ in: a query
+    that flips (or a rate that moves) may owe it to that, not to the description."""
+    out = []
+    for key in ("backend", "model", "threshold", "policy"):
+        x, y = a.settings.get(key), b.settings.get(key)
+        if x is not None and y is not None and x != y:
+            out.append(f"the runs differ in {key} (A {x}, B {y}): flips and rate changes may come "
+                       f"from the {key}, not the description")
+    return out
 
 
 def _fired(q: QueryRow) -> tuple[int, int]:

@@ -48,6 +48,9 @@ class RunData:
     # functional: arm -> eval name -> per-run pass rates
     evals: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: what shapes a verdict besides the description (backend, model, threshold, policy):
+    #: a diff says when the two sides differ in one, or its flips read as the description's
+    settings: dict[str, Any] = field(default_factory=dict)
 
 
 LATEST = re.compile(r"^latest(?:~(\d+))?$")
@@ -127,6 +130,11 @@ def _from_store(run_id: str, store: Store) -> RunData:
             data.queries = [QueryRow(r["query"], bool(r["should_trigger"]), r["triggers"] or 0,
                                      r["valid_runs"] or 0, r["errors"] or 0, r["timeouts"] or 0,
                                      r["passed"]) for r in rows]
+            data.settings = {"threshold": rows[0].get("threshold"), "policy": rows[0].get("policy")}
+            if "runs" in tables:
+                for run in store.query("SELECT backend, model FROM runs WHERE run_id = ?",
+                                       [run_id]).to_pylist()[:1]:
+                    data.settings.update(backend=run["backend"], model=run["model"])
             return data
     if "runs" in tables:
         runs = store.query("SELECT output_dir, status FROM runs WHERE run_id = ?", [run_id]).to_pylist()
@@ -160,6 +168,9 @@ def from_file(path: Path) -> RunData:
 def _trigger_file(path: Path, doc: dict[str, Any]) -> RunData:
     data = RunData("trigger", str(path), doc.get("run_id"), doc.get("skill_name"), doc.get("description"))
     ours = "metrics" in doc
+    settings = doc.get("settings") if isinstance(doc.get("settings"), dict) else {}
+    data.settings = {"threshold": settings.get("threshold"), "policy": settings.get("policy"),
+                     "backend": doc.get("backend"), "model": doc.get("model")}
     if not ours:
         data.notes.append(f"{path.name}: skill-creator's format counts errors as 'not triggered'; "
                           "its rates cannot separate them")
