@@ -146,3 +146,8 @@ class ConsoleReporter:
                   f"trials: {s.trials} ({s.valid_trials} valid, {s.errors} errors, {s.timeouts} timeouts, "
                   f"{s.retries} retries) · "
                   f"backend calls: {r.calls_made} new, {r.calls_cached} cached · cost ${r.cost_usd:.4f}")
+        if s.error_kinds:
+            shown = list(s.error_kinds.items())[:3]
+            more = len(s.error_kinds) - len(shown)
+            out.print("errors by kind: " + "; ".join(f"{n}× {safe(k[:160])}" for k, n in shown)
+                      + (f"; {more} other kind(s) in results.json" if more else ""), soft_wrap=True)

@@ -10,7 +10,8 @@ algebraically equal to; it is an approximation, labelled as such in the JSON.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from skilleval.stats import Estimate, estimate
@@ -51,6 +52,9 @@ class TriggerSummary:
     fired_other: int
     cached: int
     retries: int = 0
+    #: error / timeout message -> trials that ended with it, most frequent first (errors are
+    #: never a "no", and a count alone does not say whether it is a 529 storm or a bad key)
+    error_kinds: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,6 +66,7 @@ class TriggerSummary:
             "insufficient": self.insufficient, "trials": self.trials,
             "valid_trials": self.valid_trials, "errors": self.errors, "timeouts": self.timeouts,
             "fired_other": self.fired_other, "cached_trials": self.cached, "retries": self.retries,
+            "error_kinds": dict(self.error_kinds),
             "interval": "wilson (f1: wilson on 2TP/(2TP+FP+FN))",
         }
 
@@ -98,4 +103,12 @@ def summarize(results: Sequence[QueryResult], confidence: float = 0.95) -> Trigg
         errors=sum(q.errors for q in results), timeouts=sum(q.timeouts for q in results),
         fired_other=sum(q.fired_other for q in results), cached=sum(q.cached for q in results),
         retries=sum(r.retries for q in results for r in q.results),
+        error_kinds=error_kinds(results),
     )
+
+
+def error_kinds(results: Sequence[QueryResult]) -> dict[str, int]:
+    """How many trials ended with each error or timeout message, most frequent first."""
+    kinds = Counter(r.error or r.outcome.value for q in results for r in q.results
+                    if not r.outcome.valid)
+    return dict(kinds.most_common())
