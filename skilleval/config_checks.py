@@ -128,9 +128,19 @@ def check_store_root(root: Path) -> Path:
     return resolved
 
 
+def check_budget(b: Any) -> None:
+    """A cap below zero is a typo (0 is a real cap: stop before the first call)."""
+    if b is None:
+        return
+    for key, kind in (("max_calls", int), ("max_usd", float)):
+        if b.get(key) is not None:
+            number(f"budget.{key}", b.get(key), kind, low=0)
+
+
 def check_job_config(cfg: Any) -> None:
     """Every check above that applies to `cfg` (nodes an experiment does not use are absent)."""
     check_trigger(cfg.get("trigger"))
+    check_budget(cfg.get("budget"))
     check_store(cfg.get("store"))
     check_functional(cfg.get("functional"))
     check_skill_lists(cfg)

@@ -113,6 +113,8 @@ def check_policy(settings: TriggerSettings) -> None:
 def require_measured(results: Sequence[QueryResult]) -> None:
     """HarnessError (exit 3) when not one trial measured anything (none made counts too)."""
     trials = sum(q.runs for q in results)
+    if trials == 0:  # e.g. a budget of 0 calls: nothing ran, so nothing errored either
+        raise HarnessError("no trial was run; nothing was measured")
     if not any(q.valid_runs for q in results):
         errors = sum(q.errors for q in results)
         timeouts = sum(q.timeouts for q in results)
