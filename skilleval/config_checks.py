@@ -55,6 +55,7 @@ def check_trigger(t: Any) -> None:
     number("trigger.confidence", t.get("confidence", 0.95), float, low=0, high=1,
            low_open=True, high_open=True)
     number("trigger.max_error_rate", t.get("max_error_rate", 0.5), float, low=0, high=1)
+    number("trigger.catalog", t.get("catalog", 0), int, low=0)
     most = max(runs, max_runs) if t.get("policy") == "sequential" else runs
     if min_valid > most:
         raise UserError(f"trigger.min_valid={min_valid} can never be met with at most {most} runs "
@@ -141,6 +142,8 @@ def check_job_config(cfg: Any) -> None:
     """Every check above that applies to `cfg` (nodes an experiment does not use are absent)."""
     check_trigger(cfg.get("trigger"))
     check_budget(cfg.get("budget"))
+    if cfg.get("seed") is not None:
+        number("seed", cfg.get("seed"), int)
     check_store(cfg.get("store"))
     check_functional(cfg.get("functional"))
     check_skill_lists(cfg)

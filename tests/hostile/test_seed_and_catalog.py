@@ -1,0 +1,23 @@
+"""`seed` and `trigger.catalog` are checked like every other number: exit 2, one line, before
+any call. `seed=abc` used to crash draft_evals with a ValueError traceback (and be ignored
+elsewhere); a negative catalog size was taken as "no filler skills"."""
+from __future__ import annotations
+
+import pytest
+from conftest import one_line_error
+
+
+@pytest.mark.parametrize("args, key", [
+    (("+experiment=draft_evals", "seed=abc"), "seed"),
+    (("+experiment=trigger_eval", "seed=1.5"), "seed"),
+    (("+experiment=trigger_eval", "trigger.catalog=-3"), "trigger.catalog"),
+])
+def test_bad_seed_or_catalog_is_one_line_exit_2(skilleval_cli, tmp_path, args, key) -> None:  # noqa: ANN001
+    import shutil
+    from pathlib import Path
+
+    skill = tmp_path / "changelog-writer"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "experiments" / "changelog-writer", skill)
+    r = skilleval_cli.run(*args, f"skill={skill}")  # a copy: draft_evals writes into the folder
+    assert key in one_line_error(r, 2)
+    assert not (skilleval_cli.store / "trials").exists()
