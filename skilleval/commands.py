@@ -70,7 +70,7 @@ def sql_main(argv: list[str]) -> int:
         print(json.dumps(_finite(rows), default=_json_value, ensure_ascii=False, indent=2,
                          allow_nan=False))
     elif args.format == "csv":
-        w = csv.writer(sys.stdout)
+        w = csv.writer(sys.stdout, lineterminator="\n")  # shell pipelines, not RFC 4180 CRLF
         w.writerow(cols)
         w.writerows([[_csv_cell(r[c]) for c in cols] for r in rows])
     else:
