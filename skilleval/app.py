@@ -307,9 +307,9 @@ def _write_run_row(job: JobContext, writer: Any, status: str) -> None:
         "plugin_versions": json.dumps(versions, sort_keys=True),
         # An experiment stopped before it booked its totals (Ctrl-C, a failed self-check)
         # still paid for calls: the budget saw every one of them, so the row says so.
-        "calls_made": int(job.summary.get("calls_made", job.budget.calls)),
+        "calls_made": int(job.summary.get("calls_made", job.budget.calls if job.budget else 0)),
         "calls_cached": int(job.summary.get("calls_cached", 0)),
-        "cost_usd": float(job.summary.get("cost_usd", job.budget.usd)),
+        "cost_usd": float(job.summary.get("cost_usd", job.budget.usd if job.budget else 0.0)),
         "summary_json": json.dumps(job.summary, default=str),
         "variant": job.variant.name if job.variant is not None else "",
         "description_hash": job.description_hash,
