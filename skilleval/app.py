@@ -32,10 +32,11 @@ from skilleval.errors import BudgetExhausted, HarnessError, UserError
 from skilleval.events import JobEnd, JobStart
 from skilleval.progress import LiveProgress, PlainProgress
 from skilleval.registry import Registry
-from skilleval.skills import load_skill
+from skilleval.skills import MAX_DESCRIPTION, load_skill
 from skilleval.store.catalog import Store
 from skilleval.store.liveness import run_lease
 from skilleval.store.schema import SCHEMA_VERSION
+from skilleval.terminal import safe
 from skilleval.sweep_table import FINISHED, JobOutcome
 from skilleval.trigger.policies import TriggerSettings
 from skilleval.trigger.runner import TrialRunner, trial_rows_recorder
@@ -112,6 +113,12 @@ class JobContext:
 
             if self.variant.description is not None:
                 skill = skill.with_description(self.variant.description)
+            elif len(skill.description) > MAX_DESCRIPTION and not self.description_hash:
+                self.console.print(  # measured as written, but not silently (once per job)
+                    f"[yellow]warning:[/yellow] {safe(path)}: the description is "
+                    f"{len(skill.description)} characters, over the {MAX_DESCRIPTION} the Agent "
+                    "Skills spec allows (validate fails it; skill-creator says longer ones are "
+                    "truncated): this run measures text Claude may not see in full")
             self.description_hash = description_hash(skill.description)
             self.summary.update(variant=self.variant.name, description_hash=self.description_hash)
         return skill
