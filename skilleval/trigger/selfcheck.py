@@ -122,18 +122,30 @@ async def self_check(backend: Any, skill: Skill, distractors: list[Skill], budge
             f"(shown: {', '.join(shown_sets[0]) or 'nothing'}). The harness did not install or "
             "list it: check the skill folder name, its frontmatter (disable-model-invocation?), "
             "and backend.extra_args (e.g. --disallowedTools Skill removes the listing).")
-    fired = sum(1 for r in pos_r if r.outcome is Outcome.TRIGGERED)
-    if len(invalid) < len(results) and fired * 2 <= REPEATS:
+    # Each control is judged on its valid runs: an error or a timeout is not "did not
+    # trigger". A control without one valid run cannot vouch for the harness, so it fails.
+    pos_valid = [r for r in pos_r if r.outcome.valid]
+    fired = sum(1 for r in pos_valid if r.outcome is Outcome.TRIGGERED)
+    if len(invalid) < len(results) and not pos_valid:
+        problems.append(
+            f"positive control: every one of its {REPEATS} runs errored or timed out "
+            f"({_describe(pos_r)}), so the harness could not be checked.")
+    elif len(invalid) < len(results) and fired * 2 <= len(pos_valid):
         problems.append(
             f"positive control: the explicit query {pos[0].query!r} triggered {skill.name!r} in "
-            f"{fired}/{REPEATS} runs ({_describe(pos_r)}). A harness that cannot see an "
-            "explicitly requested skill would report ~0 % recall for every query.")
-    false_fires = sum(1 for r in neg_r if r.outcome is Outcome.TRIGGERED)
-    if false_fires * 2 > REPEATS:
+            f"{fired}/{len(pos_valid)} valid runs ({_describe(pos_r)}). A harness that cannot see "
+            "an explicitly requested skill would report ~0 % recall for every query.")
+    neg_valid = [r for r in neg_r if r.outcome.valid]
+    false_fires = sum(1 for r in neg_valid if r.outcome is Outcome.TRIGGERED)
+    if len(invalid) < len(results) and not neg_valid:
+        problems.append(
+            f"negative control: every one of its {REPEATS} runs errored or timed out "
+            f"({_describe(neg_r)}), so the harness could not be checked.")
+    elif false_fires * 2 > len(neg_valid):
         problems.append(
             f"negative control: the neutral query {NEGATIVE_QUERY!r} triggered {skill.name!r} in "
-            f"{false_fires}/{REPEATS} runs. The harness is reporting triggers it should not "
-            "(a substring match, or a skill forced by the system prompt?).")
+            f"{false_fires}/{len(neg_valid)} valid runs. The harness is reporting triggers it "
+            "should not (a substring match, or a skill forced by the system prompt?).")
     if problems:
         raise HarnessError("harness self-check failed, so no paid run was started:\n  - "
                            + "\n  - ".join(problems)
