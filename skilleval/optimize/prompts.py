@@ -153,10 +153,13 @@ def build_retry_prompt(base: str, previous: str, problem: str, max_chars: int = 
 _TAG = re.compile(r"<new_description>(.*?)</new_description>", re.DOTALL)
 
 
-def parse_response(text: str) -> str:
-    """The first ``<new_description>`` block, else the whole reply; normalised to one paragraph."""
+def parse_response(text: str) -> str | None:
+    """The first ``<new_description>`` block, normalised to one paragraph; None when the reply
+    has none. A refusal or a preamble is not a description: skill-creator takes the whole
+    reply then (its bug B10), which makes a candidate of "I would rather not ..." and pays
+    to evaluate it."""
     match = _TAG.search(text)
-    return normalise(match.group(1) if match else text)
+    return normalise(match.group(1)) if match else None
 
 
 # -- the simulated model's answer ------------------------------------------------------------

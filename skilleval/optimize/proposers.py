@@ -124,8 +124,10 @@ class LLMProposer:
                 prop.calls += 1
                 prop.attempts = attempt
                 prop.cost_usd += completion.cost_usd
-                text = prompts.parse_response(completion.text)
-                problem = validate_description(text, self.params.max_chars)
+                parsed = prompts.parse_response(completion.text)
+                text = normalise(completion.text) if parsed is None else parsed
+                problem = ("the reply has no <new_description></new_description> block" if parsed is None
+                           else validate_description(text, self.params.max_chars))
                 if problem is None and (text in seen):
                     problem = "the description repeats an earlier attempt; write a different one"
                 prop.log.setdefault("attempts", []).append(

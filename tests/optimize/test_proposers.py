@@ -66,7 +66,7 @@ def test_llm_proposer_reasks_until_valid_and_states_the_problem():
     props = asyncio.run(LLMProposer(LLMParams(max_attempts=3)).propose(request(1), backend=backend))
     assert [p.description for p in props] == [good]
     assert props[0].attempts == 3 and props[0].calls == 3
-    assert "'<' or '>'" in props[0].rejected[0] and "2000 characters" in props[0].rejected[1]
+    assert "no <new_description>" in props[0].rejected[0] and "2000 characters" in props[0].rejected[1]
     assert "was rejected: the description is 2000 characters" in backend.prompts[2]
 
 

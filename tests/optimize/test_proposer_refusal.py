@@ -1,0 +1,43 @@
+"""The `llm` proposer takes a description only from a ``<new_description>`` block. A reply
+without one (a refusal, a preamble) used to become a candidate as a whole, skill-creator's
+bug B10: "I would rather not rewrite that." was evaluated on train and validation, paid for."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from skilleval.sim.process import SimProcess
+
+REPO = Path(__file__).resolve().parents[2]
+HOOKS = REPO / "tests" / "fixtures" / "sim_hooks"
+REFUSAL = "I would rather not rewrite that."
+
+
+@pytest.fixture(scope="module")
+def refusing_sim():  # noqa: ANN201
+    """serve-sim whose model refuses every request to improve a description (a --hook)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTHONPATH", str(HOOKS))
+        with SimProcess(hook="refusing_proposer_hook", retry_after_s=0.01) as sim:
+            yield sim
+
+
+def run_opt(cli, tmp_path: Path, sim):  # noqa: ANN001, ANN201
+    skill = tmp_path / "changelog-writer"
+    shutil.copytree(REPO / "experiments" / "changelog-writer", skill)
+    r = cli.run("+experiment=trigger_opt", f"skill={skill}", "backend=anthropic_api",
+                f"backend.base_url={sim.url}", "backend.model=sim-1", "trigger.runs=1",
+                "trigger.self_check=false", "optimize.apply=true")
+    return r, skill
+
+
+def test_a_reply_without_the_tags_is_never_a_candidate(skilleval_cli, tmp_path: Path,
+                                                       refusing_sim) -> None:  # noqa: ANN001
+    r, _ = run_opt(skilleval_cli, tmp_path, refusing_sim)
+    assert "Traceback" not in r.stderr
+    doc = json.loads(skilleval_cli.results()[-1].read_text())
+    assert [h["description"] for h in doc["history"] if REFUSAL in h["description"]] == []
+    assert "no <new_description></new_description> block" in r.stderr
