@@ -71,7 +71,9 @@ def recommendation(state: "LoopState", tests: dict[str, Any], partial_test: bool
     decision. Without a finished test (no test split, or the budget cut it short) the best
     stands unchecked and the reason says so; ``apply`` then writes nothing (`refusal`)."""
     best, orig = state.best, state.original
-    if best is orig or best.description == orig.description:
+    if len(state.entries) == 1:
+        which, why = "original", f"no candidate was evaluated ({state.exit_reason})"
+    elif best is orig or best.description == orig.description:
         which, why = "original", "no candidate beat the original in a paired comparison"
     elif partial_test or not tests.get("original") or not tests.get("best"):
         which, why = "best", ("won its paired validation test; NOT checked on test ("

@@ -375,6 +375,10 @@ def run_trigger_opt(job: "JobContext") -> int:
         from skilleval.optimize.apply import apply_best
 
         job.summary["apply"] = apply_best(job, o.skill, state, tests, partial_test)
+    if (state.exit_reason or "").startswith("proposer_failed") and len(state.entries) == 1:
+        # outputs are written; but an optimisation that never got a candidate is not a pass
+        raise HarnessError(f"trigger_opt: the proposer failed before any candidate was "
+                           f"evaluated ({state.exit_reason}); nothing was optimised")
     return 0
 
 

@@ -210,7 +210,9 @@ def print_summary(o: "Optimizer", state: "LoopState", tests: dict[str, list[Quer
     test = result["test"]
     table.add_row("[bold]test (held out)[/bold]", _fmt(test["original"]), _fmt(test["best"]))
     con.print(table)
-    if best is orig:
+    if len(state.entries) == 1:  # nothing to compare: say why, not "no candidate beat it"
+        con.print(f"No candidate was evaluated ({safe(state.exit_reason)}); the original is kept.")
+    elif best is orig:
         con.print("No candidate beat the original in a paired comparison; the original is kept.")
     else:
         con.print(Text("description diff: ", style="bold") + word_diff(visible(orig.description), visible(best.description)))

@@ -41,3 +41,19 @@ def test_a_reply_without_the_tags_is_never_a_candidate(skilleval_cli, tmp_path: 
     doc = json.loads(skilleval_cli.results()[-1].read_text())
     assert [h["description"] for h in doc["history"] if REFUSAL in h["description"]] == []
     assert "no <new_description></new_description> block" in r.stderr
+
+
+def test_a_proposer_that_never_gives_a_candidate_is_exit_3_and_said(skilleval_cli, tmp_path: Path,
+                                                                      refusing_sim) -> None:  # noqa: ANN001
+    """No candidate was evaluated: the summary used to say "No candidate beat the original in a
+    paired comparison" (none was made), record that as the recommendation's reason, exit 0."""
+    r, skill = run_opt(skilleval_cli, tmp_path, refusing_sim)
+    assert r.returncode == 3, r.stdout + r.stderr
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("skilleval:")]
+    assert len(errors) == 1 and "before any candidate was evaluated" in errors[0], r.stderr
+    assert "No candidate was evaluated (proposer_failed" in r.stdout
+    assert "paired comparison" not in r.stdout
+    doc = json.loads(skilleval_cli.results()[-1].read_text())
+    assert doc["recommended"]["which"] == "original"
+    assert doc["recommended"]["reason"].startswith("no candidate was evaluated (proposer_failed")
+    assert "description: Helps with project documentation tasks." in (skill / "SKILL.md").read_text()
