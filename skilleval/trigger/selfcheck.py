@@ -147,7 +147,8 @@ async def self_check(backend: Any, skill: Skill, distractors: list[Skill], budge
             f"{false_fires}/{len(neg_valid)} valid runs. The harness is reporting triggers it "
             "should not (a substring match, or a skill forced by the system prompt?).")
     if problems:
-        raise HarnessError("harness self-check failed, so no paid run was started:\n  - "
-                           + "\n  - ".join(problems)
-                           + "\n(disable with trigger.self_check=false only if you know why)")
+        # one line: errors are printed on one line (a newline would show as a literal "\n")
+        raise HarnessError("harness self-check failed, so no paid run was started: "
+                           + " ".join(f"({i}) {p}" for i, p in enumerate(problems, 1))
+                           + " (disable with trigger.self_check=false only if you know why)")
     return sent
