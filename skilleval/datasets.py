@@ -74,6 +74,8 @@ def load_trigger_cases(path: str | Path) -> list[TriggerCase]:
         if split is not None and split not in SPLITS:
             raise UserError(f"{where}: 'split' must be one of {', '.join(SPLITS)}, got {split!r}")
         case_id = entry.get("id", f"q{len(cases):03d}")
+        if isinstance(case_id, bool) or not isinstance(case_id, (str, int)):
+            raise UserError(f"{where}: 'id' must be a string or a whole number, got {json.dumps(case_id)}")
         cases.append(TriggerCase(str(case_id), query, entry["should_trigger"], split))
     ids = [c.id for c in cases]
     if len(set(ids)) != len(ids):
