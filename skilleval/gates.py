@@ -106,6 +106,10 @@ def evaluate(job: "JobContext", s: GateSettings) -> list[GateResult]:
         if m is None or m.get("value") is None:
             raise HarnessError(f"gate.{key}: {metric} could not be measured in this run "
                                f"(undefined: {m.get('why', 'no data') if m else 'not reported'})")
+        if s.on == "lower" and m.get("low") is None:
+            raise HarnessError(f"gate.{key}: the interval of {metric} could not be measured in this "
+                               "run (too little data: one eval with one valid run per arm), "
+                               "so gate.on=lower cannot be checked")
         x = m["value"] if s.on == "point" else m["low"]
         interval = f" [{_fmt(m.get('low'))}, {_fmt(m.get('high'))}]" if m.get("low") is not None else ""
         results.append(GateResult(f"gate.{key}", metric if s.on == "point" else f"{metric} (lower bound)",
@@ -152,9 +156,14 @@ def _regression(job: "JobContext", s: GateSettings) -> GateResult | None:
         raise HarnessError("gate.baseline: no query or eval has a result in both runs; nothing to compare")
     limit = -float(s.max_regression) if s.max_regression else 0.0
     where = f"baseline {base.run_id or base.label}"
+    if s.on == "lower" and delta["low"] is None:
+        raise HarnessError("gate.baseline: the interval of the change could not be measured (too "
+                           "little data: one eval with one valid run per arm), so "
+                           "gate.on=lower cannot be checked")
     if s.on == "point":
         bad = delta["delta"] < limit - 1e-12 and p is not None and p < alpha
-        measured = (f"{delta['delta']:+.3f} [{delta['low']:+.3f}, {delta['high']:+.3f}], "
+        ci = "n/a" if delta["low"] is None else f"{delta['low']:+.3f}, {delta['high']:+.3f}"
+        measured = (f"{delta['delta']:+.3f} [{ci}], "
                     f"{test} p = {'n/a' if p is None else f'{p:.3g}'} ({where})")
         required = f">= {limit:+.3f} unless the drop is not significant (p >= {alpha:.2g})"
     else:

@@ -84,6 +84,11 @@ def bootstrap_ci_clustered(primary: "dict[str, list[float]]", baseline: "dict[st
     replicate resamples evals with replacement, then runs within each arm of each drawn eval;
     the statistic is the mean over evals of the per-eval difference of means (every eval
     weighs the same). Returns (delta, low, high); an eval missing from either arm is left out.
+
+    With one eval and a single run in each arm there is nothing to resample: every replicate
+    equals the point ("+0.09 [+0.09, +0.09]" next to a permutation p of 1), and a lower-bound
+    gate would pass on two executions. The interval is then undefined (NaN bounds, shown as
+    n/a); the delta stays.
     """
     import numpy as np
 
@@ -93,6 +98,8 @@ def bootstrap_ci_clustered(primary: "dict[str, list[float]]", baseline: "dict[st
     p = [np.asarray(primary[e], float) for e in evals]
     b = [np.asarray(baseline[e], float) for e in evals]
     point = float(np.mean([pi.mean() - bi.mean() for pi, bi in zip(p, b)]))
+    if len(evals) == 1 and p[0].size == 1 and b[0].size == 1:
+        return (point, float("nan"), float("nan"))
     rng = np.random.default_rng(seed)
     k = len(evals)
     stats_ = np.empty(n_boot)

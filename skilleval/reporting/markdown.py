@@ -94,7 +94,8 @@ def functional_md(job: "JobContext", bench: dict[str, Any], max_rows: int) -> st
     p, b = ds.get("primary"), ds.get("baseline")
     pr = ds.get("pass_rate") or {}
     delta = "n/a" if pr.get("delta") is None else \
-        f"{pr['delta']:+.2f} [{pr['low']:+.2f}, {pr['high']:+.2f}], permutation p = {pr.get('p_value')}"
+        f"{pr['delta']:+.2f} " + ("[n/a]" if pr.get("low") is None else f"[{pr['low']:+.2f}, {pr['high']:+.2f}]") + \
+        f", permutation p = {pr.get('p_value')}"
     lines = [f"### skilleval functional_eval: {md(meta.get('skill_name', ''))}", "",
              f"Run `{job.run_id}` · backend {md(job.backend.name)}/{md(job.backend.model)}", "",
              f"Pass-rate delta ({md(p)} − {md(b)}): {delta}", "",

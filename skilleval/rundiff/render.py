@@ -26,6 +26,8 @@ def _delta(d: dict[str, Any], pct: bool = True) -> str:
     if d.get("delta") is None:
         return "n/a"
     f = (lambda v: f"{v * 100:+.0f} pp") if pct else (lambda v: f"{v:+.2f}")
+    if d.get("low") is None:  # too little data for an interval (one eval, one run)
+        return f"{f(d['delta'])} (CI n/a)"
     return f"{f(d['delta'])} [{f(d['low'])}, {f(d['high'])}]"
 
 

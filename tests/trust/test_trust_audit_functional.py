@@ -1,0 +1,85 @@
+"""Audit of the functional benchmark figures: intervals that data cannot support are n/a."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from scipy import stats as sps
+
+from skilleval.functional.benchmark import build_benchmark
+from skilleval.stats import bootstrap_ci_clustered, stratified_permutation_p
+
+REPO = Path(__file__).resolve().parents[2]
+CSV_TIDY = REPO / "experiments" / "csv-tidy"
+
+
+def _run(ev: str, cfg: str, n: int, rate: float | None, status: str = "ok") -> dict:
+    if status != "ok":
+        return {"eval_id": ev, "eval_name": ev, "configuration": cfg, "run_number": n,
+                "status": status, "error": "HTTP 500"}
+    return {"eval_id": ev, "eval_name": ev, "configuration": cfg, "run_number": n, "status": "ok",
+            "result": {"pass_rate": rate, "time_seconds": 10.0 + n, "tokens": 100 * n,
+                       "judge_errors": 0}, "expectations": []}
+
+
+def test_one_eval_one_run_has_no_interval_not_a_zero_width_one() -> None:
+    # The point is known, its uncertainty is not: a zero-width interval next to p = 1 lied.
+    delta, low, high = bootstrap_ci_clustered({"e": [0.2]}, {"e": [1.0]})
+    assert delta == pytest.approx(-0.8) and low != low and high != high  # NaN bounds
+    assert stratified_permutation_p({"e": [0.2]}, {"e": [1.0]}) == 1.0
+    # an eval with runs to resample keeps its interval
+    d, lo, hi = bootstrap_ci_clustered({"e": [0.2, 0.6, 0.4]}, {"e": [1.0, 0.8, 0.6]}, n_boot=500)
+    assert lo < d < hi
+    b = build_benchmark([_run("e", "with_skill", 1, 0.2), _run("e", "with_skill", 2, None, "error"),
+                         _run("e", "without_skill", 1, 1.0)], {}, "with_skill", "without_skill", n_boot=50)
+    pr = b["delta_stats"]["pass_rate"]
+    assert pr["delta"] == pytest.approx(-0.8) and pr["low"] is None and pr["high"] is None
+
+
+def test_benchmark_statistics_match_scipy_with_errors_left_out() -> None:
+    """Errored executions are in no figure: means, delta, interval and p-value equal the ones
+    computed by scipy from the valid runs alone (one eval: the permutation test is scipy's
+    independent-samples permutation test of the difference of means)."""
+    with_ = [0.5, 1.0, 0.75, 1.0]
+    without = [0.25, 0.5, 0.25]
+    runs = [_run("e", "with_skill", i, r) for i, r in enumerate(with_, 1)]
+    runs += [_run("e", "without_skill", i, r) for i, r in enumerate(without, 1)]
+    runs += [_run("e", "with_skill", 9, None, "error"), _run("e", "without_skill", 9, None, "timeout")]
+    b = build_benchmark(runs, {}, "with_skill", "without_skill", n_boot=4000, seed=3)
+    pr = b["delta_stats"]["pass_rate"]
+    mean = lambda x: sum(x) / len(x)  # noqa: E731
+    assert pr["delta"] == pytest.approx(mean(with_) - mean(without), abs=1e-4)
+    assert pr["primary_mean"] == pytest.approx(mean(with_), abs=1e-4)
+    # two-sided as |difference| >= |observed| (scipy, exact: all 35 splits)
+    ref = sps.permutation_test((with_, without), lambda x, y: abs(sum(x) / len(x) - sum(y) / len(y)),
+                               permutation_type="independent", alternative="greater",
+                               n_resamples=20000, random_state=1)
+    assert pr["p_value"] == pytest.approx(ref.pvalue, abs=0.01)
+    tm = b["delta_stats"]["time_seconds"]
+    assert tm["delta"] == pytest.approx(mean([11, 12, 13, 14]) - mean([11, 12, 13]), abs=1e-4)
+    ee = b["execution_errors"]
+    assert (ee["with_skill"]["valid"], ee["with_skill"]["error"]) == (4, 1)
+    assert (ee["without_skill"]["valid"], ee["without_skill"]["timeout"]) == (3, 1)
+    assert b["run_summary"]["with_skill"]["pass_rate"]["mean"] == pytest.approx(mean(with_), abs=1e-4)
+
+
+@pytest.fixture(scope="module")
+def single_run(make_skilleval_cli, tmp_path_factory):  # noqa: ANN001, ANN201
+    return make_skilleval_cli(tmp_path_factory.mktemp("one-run"))
+
+
+def test_a_lower_bound_gate_on_one_run_cannot_pass(single_run) -> None:  # noqa: ANN001
+    """One eval, one run per arm: no interval, so gate.on=lower cannot be checked (exit 3)
+    rather than passing on a zero-width "interval"; the table prints n/a for it."""
+    args = ("+experiment=functional_eval", f"skill={CSV_TIDY}", "functional.only=[1]",
+            "functional.runs=1", "functional.analyze=false", "progress=false")
+    r = single_run.run(*args, "gate.min_delta=-1", "gate.on=lower", check=3)
+    assert "gate.min_delta" in r.stderr and "interval" in r.stderr
+    assert re.search(r"[+-]\d\.\d\d \(CI n/a\)", r.stdout)
+    [bench] = [p for p in single_run.outputs.rglob("benchmark.json") if "workspace" not in p.parts]
+    pr = json.loads(bench.read_text())["delta_stats"]["pass_rate"]
+    assert pr["delta"] is not None and pr["low"] is None
+    # the point gate is still checkable
+    single_run.run(*args, "gate.min_delta=-1", check=0)
