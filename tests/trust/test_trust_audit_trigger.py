@@ -1,0 +1,44 @@
+"""Audit of the trigger figures: printed and stored metrics against a hand count from the
+store's trial rows, at the configured confidence level."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skilleval.stats import wilson
+
+REPO = Path(__file__).resolve().parents[2]
+SKILL = REPO / "experiments" / "changelog-writer"
+VALID = ("triggered", "not_triggered")
+
+
+def test_metrics_match_a_hand_count_at_the_configured_level(skilleval_cli) -> None:  # noqa: ANN001
+    r = skilleval_cli.run("+experiment=trigger_eval", f"skill={SKILL}", "progress=false",
+                          "trigger.runs=3", "trigger.confidence=0.8", "backend.error_rate=0.2",
+                          "backend.max_retries=0", "trigger.max_error_rate=1", check=None)
+    assert r.returncode in (0, 1), r.stderr
+    assert "80% Wilson intervals" in r.stdout and "95%" not in r.stdout
+    [path] = list(skilleval_cli.outputs.rglob("results.json"))
+    res = json.loads(path.read_text())
+    trials = json.loads(skilleval_cli.run("sql", "select query, should_trigger, outcome from trials "
+                                          "where skill = 'changelog-writer'", "--format", "json",
+                                          check=0).stdout)
+    assert any(t["outcome"] not in VALID for t in trials)
+    tp = fp = tn = fn = 0
+    for q in {t["query"] for t in trials}:
+        mine = [t for t in trials if t["query"] == q]
+        valid = [t for t in mine if t["outcome"] in VALID]
+        if not valid:
+            continue
+        rate = sum(t["outcome"] == "triggered" for t in valid) / len(valid)
+        if mine[0]["should_trigger"]:
+            tp, fn = tp + (rate >= 0.5), fn + (rate < 0.5)
+        else:
+            fp, tn = fp + (rate >= 0.5), tn + (rate < 0.5)
+    m = res["metrics"]["queries"]
+    for name, k, n in (("precision", tp, tp + fp), ("recall", tp, tp + fn),
+                       ("accuracy", tp + tn, tp + tn + fp + fn)):
+        assert (m[name]["k"], m[name]["n"]) == (k, n), name
+        assert (m[name]["low"], m[name]["high"]) == pytest.approx(wilson(k, n, 0.8)), name
