@@ -33,7 +33,8 @@ def _delta(d: dict[str, Any], pct: bool = True) -> str:
 
 def _rate(side: dict[str, Any]) -> str:
     bad = side["errors"] + side["timeouts"]
-    return f"{side['triggers']}/{side['valid_runs']}" + (f" ({bad} err)" if bad else "")
+    stopped = " (early-stopped)" if side.get("early_stopped") else ""
+    return f"{side['triggers']}/{side['valid_runs']}" + (f" ({bad} err)" if bad else "") + stopped
 
 
 def render(d: dict[str, Any], console: Console) -> None:

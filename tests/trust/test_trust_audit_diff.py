@@ -1,0 +1,64 @@
+"""Audit of `skilleval diff`: which side is before, and labels on every rate that is not an
+unbiased fixed-run rate (early-stopped, partial) or whose verdicts follow another rule."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SKILL = REPO / "experiments" / "changelog-writer"
+
+
+@pytest.fixture(scope="module")
+def runs(make_skilleval_cli, tmp_path_factory):  # noqa: ANN001, ANN201
+    cli = make_skilleval_cli(tmp_path_factory.mktemp("diff-audit"))
+    common = ("+experiment=trigger_eval", f"skill={SKILL}", "progress=false", "trigger.runs=5")
+    cli.run(*common, check=None)                              # fixed
+    cli.run(*common, "trigger.policy=decided", check=None)    # early-stopped rates
+    cli.run(*common, "trigger.threshold=0.8", check=None)     # another verdict rule
+    ids = [r["run_id"] for r in json.loads(cli.run(
+        "sql", "select run_id from runs order by ts", "--format", "json", check=0).stdout)]
+    return cli, ids
+
+
+def _diff(cli, a: str, b: str) -> dict:  # noqa: ANN001
+    return json.loads(cli.run("diff", a, b, "--format", "json", check=0).stdout)
+
+
+def test_early_stopped_rates_are_labelled_in_the_diff(runs) -> None:  # noqa: ANN001
+    cli, (fixed, decided, _) = runs
+    d = _diff(cli, fixed, decided)
+    stopped = [q for q in d["queries"] if q["after"]["early_stopped"]]
+    assert stopped and not any(q["before"]["early_stopped"] for q in d["queries"])
+    assert any(f"B: {len(stopped)} query(ies) stopped early" in n for n in d["notes"])
+    # verdicts are the same under both policies (proved exhaustively elsewhere): no flip
+    assert d["mcnemar"]["fixed"] == d["mcnemar"]["regressed"] == 0
+    table = cli.run("diff", fixed, decided, check=0).stdout
+    assert "stopped early" in table
+    # sides swap with the arguments: A is before
+    back = _diff(cli, decided, fixed)
+    assert any(q["before"]["early_stopped"] for q in back["queries"])
+    assert any(n.startswith("A: ") and "stopped early" in n for n in back["notes"])
+
+
+def test_a_threshold_change_is_said(runs) -> None:  # noqa: ANN001
+    cli, (fixed, _, strict) = runs
+    d = _diff(cli, fixed, strict)
+    assert any("different thresholds" in n and "0.5" in n and "0.8" in n for n in d["notes"])
+    # flips here come from the rule; the sign still reads B − A
+    acc = d["deltas"]["accuracy"]
+    assert acc["delta"] == pytest.approx(acc["after"] - acc["before"], abs=1e-4)
+    assert not any("different thresholds" in n for n in _diff(cli, fixed, fixed)["notes"])
+
+
+def test_a_budget_stopped_run_is_partial_in_the_diff(runs) -> None:  # noqa: ANN001
+    cli, (fixed, _, _) = runs
+    # a sixth and seventh run per query are new calls (the first five are in the store)
+    cli.run("+experiment=trigger_eval", f"skill={SKILL}", "progress=false", "trigger.runs=7",
+            "trigger.concurrency=1", "budget.max_calls=7", check=4)
+    stopped = json.loads(cli.run("sql", "select run_id from runs where status = 'budget_stopped'",
+                                 "--format", "json", check=0).stdout)[0]["run_id"]
+    d = json.loads(cli.run("diff", fixed, stopped, "--format", "json", "--common", check=0).stdout)
+    assert any("budget_stopped" in n and "partial" in n for n in d["notes"])
