@@ -128,6 +128,8 @@ def _fmt(e: dict[str, Any], neg: bool = False) -> str:
     if e["value"] is None:
         return "n/a"
     s = -1 if neg else 1
+    if e["low"] is None:
+        return f"{s * e['value']:+.2f} (CI n/a: {e['queries']} query)"
     lo, hi = sorted((s * e["low"], s * e["high"]))
     return f"{s * e['value']:+.2f} [{lo:+.2f}, {hi:+.2f}]"
 

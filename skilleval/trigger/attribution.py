@@ -109,7 +109,8 @@ def leave_one_out(n: int, value: Callable[[Coalition], np.ndarray]) -> np.ndarra
 def paired_interval(per_query: np.ndarray, *, boot: int, confidence: float, seed: int,
                     per_perm: np.ndarray | None = None
                     ) -> tuple[float | None, float | None, float | None]:
-    """Mean over queries and its percentile-bootstrap interval (NaN queries dropped).
+    """Mean over queries and its percentile-bootstrap interval (NaN queries dropped); the
+    bounds are None when a single query was measured.
 
     ``per_perm`` (permutations, queries), for a sampled Shapley value, holds the marginal
     contributions its mean is taken over. Why resample the permutations too: the same
@@ -123,8 +124,13 @@ def paired_interval(per_query: np.ndarray, *, boot: int, confidence: float, seed
     x = per_query[keep]
     if len(x) == 0:
         return None, None, None
+    sampled = per_perm is not None and per_perm.shape[0] > 1
+    if len(x) == 1 and not sampled:
+        # one query: nothing to resample, and a zero-width "interval" would hide that its
+        # one rate is itself a noisy measurement
+        return float(x[0]), None, None
     rng = np.random.default_rng(seed)
-    if per_perm is not None and per_perm.shape[0] > 1:
+    if sampled:
         m = per_perm[:, keep]
         n_p, n_q = m.shape
         cp = rng.multinomial(n_p, np.full(n_p, 1 / n_p), size=boot)

@@ -118,3 +118,21 @@ def test_sampled_shapley_interval_covers_the_exact_value_when_queries_agree() ->
         assert mean == pytest.approx(shap[0].mean()) and lo <= mean <= hi
         covered += lo <= 1 / 3 <= hi
     assert covered >= 85  # nominal 95 %; the permutation count is binomial, so a little under
+
+
+def test_one_query_has_no_interval(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """A single should-trigger query: its effect is known, an interval over queries is not
+    (it printed "+0.50 [+0.50, +0.50]")."""
+    assert attr.paired_interval(np.array([0.5, np.nan]), boot=100, confidence=0.95, seed=0) == (0.5, None, None)
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps([
+        {"query": "dedupe contacts.csv and trim the header whitespace", "should_trigger": True},
+        {"query": "what is the capital of Australia?", "should_trigger": False},
+        {"query": "write a haiku about autumn", "should_trigger": False}]))
+    r = skilleval_cli.run("+experiment=attribute", f"skill={SKILL}", f"cases={cases}",
+                          "progress=false", "trigger.runs=2", check=0)
+    assert "CI n/a: 1 query" in r.stdout
+    res = json.loads(next(skilleval_cli.outputs.rglob("results.json")).read_text())
+    for row in res["attribution"]:
+        assert row["shapley_recall"]["low"] is None and row["shapley_recall"]["queries"] == 1
+        assert row["shapley_false_trigger_rate"]["low"] is not None  # two queries: an interval
