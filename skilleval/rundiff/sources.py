@@ -202,6 +202,11 @@ def _trigger_file(path: Path, doc: dict[str, Any]) -> RunData:
 def _benchmark_file(path: Path, doc: dict[str, Any]) -> RunData:
     meta = doc.get("metadata") or {}
     data = RunData("functional", str(path), meta.get("run_id"), meta.get("skill_name"))
+    # evals an arm had too few valid executions of (functional.min_valid): the run itself
+    # left them out of its delta, and so does the diff
+    short = {(str(arm), str(e)) for arm, v in (doc.get("execution_errors") or {}).items()
+             if isinstance(v, dict) for e in v.get("insufficient_evals") or []}
+    left_out = 0
     for i, r in enumerate(doc["runs"]):
         try:
             arm = str(r["configuration"])
@@ -209,6 +214,11 @@ def _benchmark_file(path: Path, doc: dict[str, Any]) -> RunData:
             rate = (r.get("result") or {}).get("pass_rate")
         except (KeyError, TypeError) as exc:
             raise UserError(f"{path}: runs[{i}] is not a benchmark run ({exc})") from None
-        if rate is not None:  # a run with no gradable expectation has no rate (not a zero)
+        if (arm, name) in short:
+            left_out += 1
+        elif rate is not None:  # a run with no gradable expectation has no rate (not a zero)
             data.evals.setdefault(arm, {}).setdefault(name, []).append(float(rate))
+    if left_out:
+        data.notes.append(f"{path.name}: {left_out} run(s) of evals an arm had too few valid "
+                          "executions of (insufficient) are left out, as in the run's own delta")
     return data

@@ -62,3 +62,32 @@ def test_a_budget_stopped_run_is_partial_in_the_diff(runs) -> None:  # noqa: ANN
                                  "--format", "json", check=0).stdout)[0]["run_id"]
     d = json.loads(cli.run("diff", fixed, stopped, "--format", "json", "--common", check=0).stdout)
     assert any("budget_stopped" in n and "partial" in n for n in d["notes"])
+
+
+def test_functional_diff_leaves_out_what_the_run_called_insufficient(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """functional.min_valid=2: an eval with one valid execution in an arm is "insufficient" in
+    the run's own benchmark (out of its delta); the diff must not bring it back in."""
+    from skilleval.functional.benchmark import build_benchmark
+
+    def run(ev: str, cfg: str, n: int, rate: float | None, status: str = "ok") -> dict:
+        r = {"eval_id": ev, "eval_name": ev, "configuration": cfg, "run_number": n, "status": status}
+        if status == "ok":
+            r.update(result={"pass_rate": rate, "time_seconds": 1.0, "tokens": 10}, expectations=[])
+        return r
+
+    def bench(x_with: list) -> dict:
+        runs = [run("x", "with_skill", i, v, "ok" if v is not None else "error") for i, v in enumerate(x_with)]
+        runs += [run("x", "without_skill", i, 0.5) for i in range(2)]
+        runs += [run("y", c, i, 0.5) for c in ("with_skill", "without_skill") for i in range(2)]
+        return build_benchmark(runs, {"skill_name": "s"}, "with_skill", "without_skill",
+                               n_boot=50, min_valid=2)
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    before = bench([0.0, None])  # x: one valid run of two in with_skill
+    assert before["execution_errors"]["with_skill"]["insufficient_evals"] == ["x"]
+    a.write_text(json.dumps(before))
+    b.write_text(json.dumps(bench([1.0, 1.0])))
+    d = json.loads(skilleval_cli.run("diff", str(a), str(b), "--format", "json", check=0).stdout)
+    x = next(r for r in d["arms"]["with_skill"]["per_eval"] if r["eval"] == "x")
+    assert x["runs_before"] == 0 and x["delta"] is None
+    assert any("insufficient" in n for n in d["notes"])
