@@ -54,7 +54,12 @@ class GateSettings:
         return bool(self.minimums) or self.baseline is not None
 
 
-def settings(cfg: Any) -> GateSettings:
+def settings(cfg: Any, confidence_key: str = "trigger.confidence") -> GateSettings:
+    """`confidence_key`: the config key of the level the experiment's own intervals use
+    (an experiment names it with a ``gate_confidence`` attribute), so the baseline test's
+    alpha and interval match the figures the run prints."""
+    from omegaconf import OmegaConf
+
     from skilleval.checks import checked_number
 
     g = cfg.get("gate") or {}
@@ -75,14 +80,14 @@ def settings(cfg: Any) -> GateSettings:
         raise UserError("gate.baseline and gate.max_regression go together: set both or neither")
     if max_reg is not None and not 0 <= max_reg <= 1:
         raise UserError(f"gate.max_regression must be in [0, 1] (a fraction), got {max_reg}")
-    trig = cfg.get("trigger") or {}
-    conf = float(trig.get("confidence", 0.95) or 0.95)
+    conf = float(OmegaConf.select(cfg, confidence_key, default=0.95) or 0.95) \
+        if OmegaConf.is_config(cfg) else float((cfg.get("trigger") or {}).get("confidence", 0.95) or 0.95)
     return GateSettings(mins, on, None if baseline is None else str(baseline), max_reg, conf)
 
 
 def check_supported(cfg: Any, experiment: Any, name: str) -> GateSettings:
     """Before any call: every gate set must be one the experiment measures."""
-    s = settings(cfg)
+    s = settings(cfg, getattr(experiment, "gate_confidence", "trigger.confidence"))
     offered = set(getattr(experiment, "gate_metrics", ()))
     for key in s.minimums:
         if MINIMUMS[key] not in offered:

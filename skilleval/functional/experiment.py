@@ -273,6 +273,7 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
 
 run_functional_eval.gate_metrics = ("delta",)  # type: ignore[attr-defined]
 run_functional_eval.gate_baseline = True  # type: ignore[attr-defined]
+run_functional_eval.gate_confidence = "functional.confidence"  # type: ignore[attr-defined]
 
 
 def functional_eval_factory(params: Any) -> Any:

@@ -83,3 +83,14 @@ def test_a_lower_bound_gate_on_one_run_cannot_pass(single_run) -> None:  # noqa:
     assert pr["delta"] is not None and pr["low"] is None
     # the point gate is still checkable
     single_run.run(*args, "gate.min_delta=-1", check=0)
+
+
+def test_the_baseline_gate_uses_the_functional_confidence(skilleval_cli) -> None:  # noqa: ANN001
+    """functional.confidence=0.8: the run's interval is an 80 % one, and the baseline gate's
+    significance level must be the same 0.2 (it read trigger.confidence, 0.95)."""
+    args = ("+experiment=functional_eval", f"skill={CSV_TIDY}", "functional.only=[1]",
+            "functional.runs=2", "functional.analyze=false", "progress=false",
+            "functional.confidence=0.8")
+    skilleval_cli.run(*args, check=0)
+    r = skilleval_cli.run(*args, "gate.baseline=latest", "gate.max_regression=0.05", check=0)
+    assert "p >= 0.2)" in r.stdout, r.stdout
