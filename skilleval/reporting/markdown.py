@@ -65,16 +65,26 @@ class MarkdownReporter:
 
 
 def trigger_md(job: "JobContext", report: Any, max_rows: int) -> str:
+    from skilleval.trigger.policies import rates_label, rates_unbiased
+
     s, r = report.summary, report.runner
+    unbiased = rates_unbiased(r.settings)
     lines = [f"### skilleval trigger_eval: {md(report.skill.name)}", "",
              f"Run `{job.run_id}` · backend {md(job.backend.name)}/{md(job.backend.model)} · "
              f"{s.total_queries} queries, {s.trials} trials ({s.errors} errors, {s.timeouts} timeouts "
              f"not counted) · {r.calls_made} calls, {r.calls_cached} cached · ${r.cost_usd:.4f}", "",
              "| over | precision | recall | accuracy |", "|---|---|---|---|"]
-    for over, group in (("queries", s.queries), ("runs", s.runs)):
+    for over, group in (("queries", s.queries), ("runs" if unbiased else "runs\\*", s.runs)):
         lines.append(f"| {over} | {_est(group['precision'])} | {_est(group['recall'])} | {_est(group['accuracy'])} |")
     lines += ["", "95% Wilson intervals." if abs(r.settings.confidence - 0.95) < 1e-9 else
               f"{r.settings.confidence:.0%} Wilson intervals.", ""]
+    if not unbiased:
+        # an adaptive policy's rates are biased: said next to them, as on the console
+        lines += [f"\\* Rates and run-level metrics are {md(rates_label(r.settings))}; per-query "
+                  "rates below are early-stopped too. Verdicts and query-level metrics are exact.", ""]
+    if job.summary.get("partial"):
+        lines += ["**Partial: the run was stopped by the budget; queries short of their runs "
+                  "are not the eval set's results.**", ""]
     bad = [q for q in report.results if q.verdict != "pass"]
     if bad:
         lines += [f"**{s.failed} failed, {s.insufficient} without a verdict**", "",

@@ -42,3 +42,19 @@ def test_metrics_match_a_hand_count_at_the_configured_level(skilleval_cli) -> No
                        ("accuracy", tp + tn, tp + tn + fp + fn)):
         assert (m[name]["k"], m[name]["n"]) == (k, n), name
         assert (m[name]["low"], m[name]["high"]) == pytest.approx(wilson(k, n, 0.8)), name
+
+
+@pytest.mark.parametrize("policy", ["fixed", "decided"])
+def test_markdown_and_junit_label_early_stopped_rates(skilleval_cli, policy: str) -> None:  # noqa: ANN001
+    skilleval_cli.run("+experiment=trigger_eval", f"skill={SKILL}", "progress=false",
+                      "trigger.runs=5", f"trigger.policy={policy}", "reporter=[json,markdown,junit]",
+                      check=None)
+    [md] = list(skilleval_cli.outputs.rglob("summary.md"))
+    text = md.read_text()
+    xml = next(skilleval_cli.outputs.rglob("junit.xml")).read_text()
+    if policy == "fixed":
+        assert "early-stopped" not in text and "| runs |" in text
+        assert 'name="rates" value="unbiased' in xml
+    else:
+        assert "| runs\\* |" in text and "early-stopped" in text
+        assert 'name="rates" value="early-stopped' in xml
