@@ -112,9 +112,23 @@ def functional_md(job: "JobContext", bench: dict[str, Any], max_rows: int) -> st
              f"| eval | {md(p)} | {md(b)} | delta |", "|---|---|---|---|"]
     for row in (bench.get("per_eval") or [])[:max_rows]:
         d = row.get("delta_pass_rate")
-        lines.append(f"| {md(row['eval_name'])} | {row[p]['pass_rate']['mean']:.0%} | "
-                     f"{row[b]['pass_rate']['mean']:.0%} | {'n/a' if d is None else f'{d:+.2f}'} |")
+        lines.append(f"| {md(row['eval_name'])} | {_arm_cell(row[p])} | "
+                     f"{_arm_cell(row[b])} | {'n/a' if d is None else f'{d:+.2f}'} |")
+    errs = bench.get("execution_errors") or {}
+    bad = {a: e for a, e in errs.items() if e.get("error") or e.get("timeout")}
+    if bad:
+        lines += ["", "Errored / timed-out executions (in no number above): " + "; ".join(
+            f"{md(a)}: {e.get('error', 0)} / {e.get('timeout', 0)}" for a, e in bad.items()) + "."]
     return "\n".join(lines) + "\n\n"
+
+
+def _arm_cell(a: dict[str, Any]) -> str:
+    """One arm of one eval: its mean pass rate, or why it has none (errors are never a 0 %)."""
+    err = f" ({a['errors']} errored)" if a.get("errors") else ""
+    if a.get("insufficient"):
+        return f"insufficient: {a.get('valid', 0)} valid{err}"
+    mean = (a.get("pass_rate") or {}).get("mean")
+    return ("n/a" if mean is None else f"{mean:.0%}") + err
 
 
 def gates_md(results: list[Any]) -> str:

@@ -94,3 +94,33 @@ def test_the_baseline_gate_uses_the_functional_confidence(skilleval_cli) -> None
     skilleval_cli.run(*args, check=0)
     r = skilleval_cli.run(*args, "gate.baseline=latest", "gate.max_regression=0.05", check=0)
     assert "p >= 0.2)" in r.stdout, r.stdout
+
+
+def test_markdown_and_junit_show_errored_executions_never_a_zero() -> None:
+    """An eval whose every execution errored in one arm: the markdown summary crashed on its
+    missing mean, and junit.xml had no testcase for it (the errors were invisible)."""
+    from types import SimpleNamespace
+
+    from skilleval.reporting.junit import functional_suite
+    from skilleval.reporting.markdown import functional_md
+
+    runs = [_run("x", "with_skill", 1, None, "error"), _run("x", "with_skill", 2, None, "timeout"),
+            _run("x", "without_skill", 1, 0.5), _run("x", "without_skill", 2, 0.5),
+            _run("y", "with_skill", 1, 1.0), _run("y", "with_skill", 2, None, "error"),
+            _run("y", "without_skill", 1, 0.5)]
+    for r in runs:
+        if r["status"] == "ok":
+            r["result"].update(passed=int(r["result"]["pass_rate"] * 2), failed=2 - int(r["result"]["pass_rate"] * 2))
+    b = build_benchmark(runs, {"skill_name": "s"}, "with_skill", "without_skill", n_boot=50)
+    job = SimpleNamespace(run_id="r1", sweep_id=None, experiment="functional_eval", summary={},
+                          backend=SimpleNamespace(name="stub", model="m"), cfg={"skill": "s"})
+    text = functional_md(job, b, 20)
+    x = next(ln for ln in text.splitlines() if ln.startswith("| x |"))
+    assert x == "| x | insufficient: 0 valid (2 errored) | 50% | n/a |"
+    assert "with\\_skill: 2 / 1" in text  # errors / timeouts per arm
+    suite = functional_suite(job, b)
+    cases = {c.name: c for c in suite}
+    assert "x [with_skill]" in cases
+    [err] = cases["x [with_skill]"].result
+    assert type(err).__name__ == "Error" and "2 errored" in err.message
+    assert "1 errored/timed-out executions not counted" in cases["y [with_skill]"].system_out
