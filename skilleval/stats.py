@@ -223,7 +223,9 @@ def paired_bootstrap_delta(before: "list[tuple[int, int]]", after: "list[tuple[i
     denominator of precision changes between runs (which queries fired), so it is not a
     paired proportion over a fixed set and has no closed-form paired interval. Replicates
     where either side has a zero denominator are dropped. Returns (None, −1, 1) when a side
-    has no denominator at all.
+    has no denominator at all, and (delta, −1, 1) when a single item carries every
+    denominator: every kept replicate then holds that one item and repeats the point (one
+    query fired in both runs gave "+0 [+0, +0]"), so the data bound nothing.
     """
     import numpy as np
 
@@ -234,6 +236,8 @@ def paired_bootstrap_delta(before: "list[tuple[int, int]]", after: "list[tuple[i
     if not bd.sum() or not ad.sum():
         return (None, -1.0, 1.0)
     point = float(an.sum() / ad.sum() - bn.sum() / bd.sum())
+    if int(np.count_nonzero((bd > 0) | (ad > 0))) < 2:
+        return (point, -1.0, 1.0)
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(bn), (n_boot, len(bn)))
     sb, sa = bd[idx].sum(axis=1), ad[idx].sum(axis=1)

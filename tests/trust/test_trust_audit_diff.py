@@ -91,3 +91,29 @@ def test_functional_diff_leaves_out_what_the_run_called_insufficient(skilleval_c
     x = next(r for r in d["arms"]["with_skill"]["per_eval"] if r["eval"] == "x")
     assert x["runs_before"] == 0 and x["delta"] is None
     assert any("insufficient" in n for n in d["notes"])
+
+
+def test_precision_delta_on_one_fired_query_bounds_nothing(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """Both runs fire on one and the same query (a weak description): precision is 1/1 in
+    both. The bootstrap kept only replicates holding that query and printed +0 [+0, +0]."""
+    from skilleval.stats import paired_bootstrap_delta
+
+    assert paired_bootstrap_delta([(1, 1), (0, 0), (0, 0)], [(1, 1), (0, 0), (0, 0)]) == (0.0, -1.0, 1.0)
+    d, lo, hi = paired_bootstrap_delta([(1, 1), (0, 1), (0, 0)], [(1, 1), (0, 0), (0, 0)], n_boot=500)
+    assert d == pytest.approx(0.5) and lo < hi  # two items carry denominators: an interval
+
+    def results(fire: bool) -> dict:
+        rows = [{"query": "update the changelog", "should_trigger": True, "triggers": 3, "runs": 3,
+                 "trigger_rate": 1.0, "pass": True}]
+        rows += [{"query": f"release notes {i}", "should_trigger": True, "triggers": int(fire and i == 0),
+                  "runs": 3, "trigger_rate": 0.0, "pass": False} for i in range(4)]
+        rows += [{"query": f"unrelated {i}", "should_trigger": False, "triggers": 0, "runs": 3,
+                  "trigger_rate": 0.0, "pass": True} for i in range(5)]
+        return {"skill_name": "s", "description": "d", "results": rows}
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(results(False)))
+    b.write_text(json.dumps(results(False)))
+    prec = json.loads(skilleval_cli.run("diff", str(a), str(b), "--format", "json",
+                                        check=0).stdout)["deltas"]["precision"]
+    assert (prec["delta"], prec["low"], prec["high"]) == (0.0, -1.0, 1.0)
