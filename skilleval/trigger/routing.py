@@ -196,7 +196,8 @@ def run_routing(job: "JobContext") -> int:
         results = job.run(runner.evaluate(anchor, trigger_cases, others, label="routing"))
     job.store.close()
     m = metrics(tally(results, cases, names), settings.confidence)
-    m.update(skills=names, catalog=len(filler), runs=settings.runs, cases=str(cases_file))
+    m.update(skills=names, catalog=len(filler), runs=settings.runs, cases=str(cases_file),
+             confidence=settings.confidence)
     _store_rows(job, results, cases, settings)
     (job.output_dir / "results.json").write_text(json.dumps(m, indent=2) + "\n", encoding="utf-8")
     job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
@@ -211,7 +212,7 @@ def run_routing(job: "JobContext") -> int:
     for e, row in m["matrix"].items():
         table.add_row(escape(e), *(str(row[c]) for c in m["columns"]))
     job.out.print(table)
-    per = Table(title="per skill (over trials, Wilson intervals)")
+    per = Table(title=f"per skill (over trials, {settings.confidence * 100:g}% Wilson intervals)")
     for col in ("skill", "precision", "recall"):
         per.add_column(col)
     for s, v in m["per_skill"].items():
