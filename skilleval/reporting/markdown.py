@@ -80,11 +80,11 @@ def trigger_md(job: "JobContext", report: Any, max_rows: int) -> str:
               f"{r.settings.confidence:.0%} Wilson intervals.", ""]
     if not unbiased:
         # an adaptive policy's rates are biased: said next to them, as on the console
-        lines += [f"\\* Rates and run-level metrics are {md(rates_label(r.settings))}; per-query "
-                  "rates below are early-stopped too. Verdicts and query-level metrics are exact.", ""]
+        lines += [(f"\\* Rates and run-level metrics are {md(rates_label(r.settings))}; per-query "
+                   "rates below are early-stopped too. Verdicts and query-level metrics are exact."), ""]
     if job.summary.get("partial"):
-        lines += ["**Partial: the run was stopped by the budget; queries short of their runs "
-                  "are not the eval set's results.**", ""]
+        lines += [("**Partial: the run was stopped by the budget; queries short of their runs "
+                   "are not the eval set's results.**"), ""]
     bad = [q for q in report.results if q.verdict != "pass"]
     if bad:
         lines += [f"**{s.failed} failed, {s.insufficient} without a verdict**", "",
@@ -103,9 +103,9 @@ def functional_md(job: "JobContext", bench: dict[str, Any], max_rows: int) -> st
     meta, ds = bench.get("metadata") or {}, bench.get("delta_stats") or {}
     p, b = ds.get("primary"), ds.get("baseline")
     pr = ds.get("pass_rate") or {}
+    ci = "[n/a]" if pr.get("low") is None else f"[{pr['low']:+.2f}, {pr['high']:+.2f}]"
     delta = "n/a" if pr.get("delta") is None else \
-        f"{pr['delta']:+.2f} " + ("[n/a]" if pr.get("low") is None else f"[{pr['low']:+.2f}, {pr['high']:+.2f}]") + \
-        f", permutation p = {pr.get('p_value')}"
+        f"{pr['delta']:+.2f} {ci}, permutation p = {pr.get('p_value')}"
     lines = [f"### skilleval functional_eval: {md(meta.get('skill_name', ''))}", "",
              f"Run `{job.run_id}` · backend {md(job.backend.name)}/{md(job.backend.model)}", "",
              f"Pass-rate delta ({md(p)} − {md(b)}): {delta}", "",
