@@ -117,6 +117,8 @@ def evaluate(job: "JobContext", s: GateSettings) -> list[GateResult]:
                                "so gate.on=lower cannot be checked")
         x = m["value"] if s.on == "point" else m["low"]
         interval = f" [{_fmt(m.get('low'))}, {_fmt(m.get('high'))}]" if m.get("low") is not None else ""
+        if m.get("n"):  # the count behind a proportion: 0.667 reads differently as 2/3
+            interval += f" ({m['k']}/{m['n']} queries)"
         results.append(GateResult(f"gate.{key}", metric if s.on == "point" else f"{metric} (lower bound)",
                                   f"{_fmt(x)}" + (f" (estimate {_fmt(m['value'])}{interval})" if s.on == "lower"
                                                   else interval),

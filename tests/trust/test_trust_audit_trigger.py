@@ -58,3 +58,12 @@ def test_markdown_and_junit_label_early_stopped_rates(skilleval_cli, policy: str
     else:
         assert "| runs\\* |" in text and "early-stopped" in text
         assert 'name="rates" value="early-stopped' in xml
+
+
+def test_gate_line_gives_the_count_behind_the_rate(skilleval_cli) -> None:  # noqa: ANN001
+    r = skilleval_cli.run("+experiment=trigger_eval", f"skill={SKILL}", "progress=false",
+                          "trigger.runs=1", "gate.min_accuracy=0.99", check=1)
+    [path] = list(skilleval_cli.outputs.rglob("results.json"))
+    acc = json.loads(path.read_text())["metrics"]["queries"]["accuracy"]
+    [line] = [ln for ln in r.stderr.splitlines() if "gate" in ln]
+    assert f"({acc['k']}/{acc['n']} queries)" in line and f"measured {acc['value']:.3f}" in line
