@@ -65,5 +65,5 @@ def test_gate_line_gives_the_count_behind_the_rate(skilleval_cli) -> None:  # no
                           "trigger.runs=1", "gate.min_accuracy=0.99", check=1)
     [path] = list(skilleval_cli.outputs.rglob("results.json"))
     acc = json.loads(path.read_text())["metrics"]["queries"]["accuracy"]
-    [line] = [ln for ln in r.stderr.splitlines() if "gate" in ln]
+    [line] = [ln for ln in r.stderr.splitlines() if "gate FAILED" in ln]
     assert f"({acc['k']}/{acc['n']} queries)" in line and f"measured {acc['value']:.3f}" in line
