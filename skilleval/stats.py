@@ -123,12 +123,20 @@ def stratified_permutation_p(primary: "dict[str, list[float]]", baseline: "dict[
     repeat index, and treating runs as independent units overstates the evidence when evals
     differ; stratifying keeps the eval as the unit of pairing, as the clustered interval does.
     Returns None when no eval has runs in both arms.
+
+    When every arrangement of the labels can be listed (their count, the product over evals
+    of C(runs, primary runs), is at most `n_resamples`: 3 evals × 3 runs per arm make 8000),
+    the p-value is the exact one, as scipy's ``permutation_test`` gives, rather than a Monte
+    Carlo estimate of it.
     """
     import numpy as np
 
     evals = [e for e in primary if primary[e] and baseline.get(e)]
     if not evals:
         return None
+    exact = _exact_permutation_p(primary, baseline, evals, n_resamples)
+    if exact is not None:
+        return exact
     rng = np.random.default_rng(seed)
     observed = 0.0
     perm = np.zeros(n_resamples)
@@ -144,6 +152,40 @@ def stratified_permutation_p(primary: "dict[str, list[float]]", baseline: "dict[
         return 1.0
     extreme = np.sum(np.abs(perm) >= abs(observed) - 1e-12)
     return float((extreme + 1) / (n_resamples + 1))
+
+
+def _exact_permutation_p(primary: "dict[str, list[float]]", baseline: "dict[str, list[float]]",
+                         evals: list[str], limit: int) -> float | None:
+    """The exact stratified permutation p-value, or None when the arrangements exceed `limit`.
+
+    Each eval's share of the statistic over all of its label arrangements is listed; the
+    statistic's distribution is the sum over evals of independent choices, built up one eval
+    at a time (an outer sum), so its size is the product of the per-eval counts.
+    """
+    import itertools
+
+    import numpy as np
+
+    total = 1
+    for e in evals:
+        total *= math.comb(len(primary[e]) + len(baseline[e]), len(primary[e]))
+        if total > limit:
+            return None
+    dist = np.zeros(1)
+    observed = 0.0
+    for e in evals:
+        p, b = np.asarray(primary[e], float), np.asarray(baseline[e], float)
+        pooled, k = np.concatenate([p, b]), p.size
+        observed += p.mean() - b.mean()
+        whole = pooled.sum()
+        shares = np.array([pooled[list(c)].sum() / k - (whole - pooled[list(c)].sum()) / b.size
+                           for c in itertools.combinations(range(pooled.size), k)])
+        dist = (dist[:, None] + shares[None, :]).ravel()
+    observed /= len(evals)
+    dist /= len(evals)
+    if np.allclose(dist, 0.0) and abs(observed) < 1e-12:
+        return 1.0
+    return float(np.mean(np.abs(dist) >= abs(observed) - 1e-12))
 
 
 # -- run diffs: intervals for differences of proportions (added for issue 11) -----------------
