@@ -232,6 +232,7 @@ def _fmt(e: dict[str, Any]) -> str:
 
 def _store_rows(job: "JobContext", results: Sequence["QueryResult"], cases: Sequence[RoutingCase],
                 settings: Any) -> None:
+    from skilleval.trigger.policies import verdict
     now = dt.datetime.now(dt.timezone.utc)
     by_id = {c.id: c for c in cases}
     rows = []
@@ -245,14 +246,16 @@ def _store_rows(job: "JobContext", results: Sequence["QueryResult"], cases: Sequ
         should = c.expected is not None
         fired = sum((r.fired == c.expected) if should else (r.fired is not None) for r in valid)
         rate = fired / len(valid) if valid else None
-        passed = None if rate is None else (rate >= settings.threshold if should else rate < settings.threshold)
+        # the trigger rule, min_valid included (fewer valid runs: "insufficient")
+        v = verdict(fired, len(valid), should, settings)
+        passed = None if v == "insufficient" else v == "pass"
         rows.append({
             **job.identity_row(), "ts": now, "skill": c.expected or NONE, "description": "",
             "split": None, "case_id": c.id, "query": c.query, "should_trigger": should,
             "runs": len(q.results), "valid_runs": len(valid), "triggers": fired,
             "errors": sum(r.outcome is Outcome.ERROR for r in q.results),
             "timeouts": sum(r.outcome is Outcome.TIMEOUT for r in q.results), "trigger_rate": rate,
-            "verdict": "insufficient" if passed is None else ("pass" if passed else "fail"),
+            "verdict": v,
             "passed": passed,
             "fired_other": sum(r.fired is not None and r.fired != c.expected for r in valid),
             "threshold": settings.threshold,

@@ -21,6 +21,7 @@ SKILLS = [EX / "changelog-writer", EX / "csv-tidy", EX / "distractors" / "xlsx-e
 NAMES = ["changelog-writer", "csv-tidy", "xlsx-editor", "pdf-form-filler"]
 CASES = EX / "routing" / "cases.json"
 VALID = ("triggered", "not_triggered")
+MIN_VALID = 3  # with errors injected, some queries have fewer valid runs: "insufficient"
 
 
 def _skills_arg() -> str:
@@ -33,6 +34,7 @@ def routed(make_skilleval_cli, tmp_path_factory):  # noqa: ANN001, ANN201
     cli = make_skilleval_cli(tmp_path_factory.mktemp("routing"))
     cli.run("+experiment=routing", _skills_arg(), f"cases={CASES}", "progress=false",
             "trigger.runs=3", "trigger.catalog=2", "backend.error_rate=0.25",
+            f"trigger.min_valid={MIN_VALID}",
             "backend.max_retries=0", "trigger.max_error_rate=1", check=0)
     [path] = list(cli.outputs.rglob("results.json"))
     res = json.loads(path.read_text())
@@ -95,13 +97,13 @@ def test_query_rows_read_like_trigger_rows(routed) -> None:  # noqa: ANN001
         assert r["valid_runs"] == len(valid) and r["runs"] == len(mine)
         assert r["errors"] + r["timeouts"] == len(mine) - len(valid)
         assert r["triggers"] == len(fired), r["query"]
-        if valid:
+        if len(valid) >= MIN_VALID:
             rate = len(fired) / len(valid)
             assert r["trigger_rate"] == pytest.approx(rate)
             assert r["passed"] == (rate >= r["threshold"] if want else rate < r["threshold"])
             assert r["verdict"] == ("pass" if r["passed"] else "fail")
         else:
-            assert r["trigger_rate"] is None and r["verdict"] == "insufficient"
+            assert r["passed"] is None and r["verdict"] == "insufficient", r
 
 
 def test_duplicate_case_ids_are_bad_input(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
