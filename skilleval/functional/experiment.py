@@ -220,6 +220,8 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
         x = ds[m]
         if x["delta"] is None:
             return "n/a"
+        if x["low"] is None:  # too little data for an interval (one eval, one run)
+            return f"{fmt.format(x['delta'])} (CI n/a)"
         return f"{fmt.format(x['delta'])} [{fmt.format(x['low'])}, {fmt.format(x['high'])}]"
 
     def mean(m: str, arm: str, fmt: str) -> str:
@@ -271,6 +273,7 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
 
 run_functional_eval.gate_metrics = ("delta",)  # type: ignore[attr-defined]
 run_functional_eval.gate_baseline = True  # type: ignore[attr-defined]
+run_functional_eval.gate_confidence = "functional.confidence"  # type: ignore[attr-defined]
 
 
 def functional_eval_factory(params: Any) -> Any:

@@ -103,6 +103,18 @@ def trigger_diff(a: RunData, b: RunData, common: bool, confidence: float) -> dic
     if insufficient:
         notes.append(f"{insufficient} query(ies) without a verdict in one run (too few valid runs) "
                      "are left out of the test and the deltas")
+    for name, rows in (("A", qa), ("B", qb)):
+        stopped = sum(rows[k].early_stopped for k in keys)
+        if stopped:
+            notes.append(f"{name}: {stopped} query(ies) stopped early (adaptive policy): their "
+                         "rates and rate changes are early-stopped (biased); verdicts, flips, "
+                         "McNemar and the accuracy/precision/recall deltas are exact")
+    ta = {qa[k].threshold for k in keys} - {None}
+    tb = {qb[k].threshold for k in keys} - {None}
+    if ta and tb and ta != tb:
+        notes.append(f"the runs used different thresholds (A {', '.join(map(str, sorted(ta)))}, "
+                     f"B {', '.join(map(str, sorted(tb)))}): a flip may come from the threshold, "
+                     "not from a change in triggering")
     return {
         "kind": "trigger", "a": _side(a), "b": _side(b), "confidence": confidence,
         "compared": len(keys), "paired": n, "insufficient": insufficient,
@@ -131,7 +143,7 @@ def _fired(q: QueryRow) -> tuple[int, int]:
 
 def _qside(q: QueryRow) -> dict[str, Any]:
     return {"rate": _r(q.rate), "triggers": q.triggers, "valid_runs": q.valid_runs,
-            "errors": q.errors, "timeouts": q.timeouts,
+            "errors": q.errors, "timeouts": q.timeouts, "early_stopped": q.early_stopped,
             "verdict": "insufficient" if q.passed is None else ("pass" if q.passed else "fail")}
 
 

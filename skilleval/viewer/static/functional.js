@@ -162,7 +162,14 @@
     const t = SE.table(["metric", ...arms.map((a) => a + (a === ds.primary ? " (primary)" : a === ds.baseline ? " (baseline)" : "")), `Δ ${ds.primary || ""} − ${ds.baseline || ""} [${Math.round(100 * (ds.confidence || 0.95))}% CI]`, "p"], "grid");
     for (const [m, label, dig] of [["pass_rate", "pass rate", 2], ["time_seconds", "time (s)", 1], ["tokens", "tokens", 0]]) {
       const x = ds[m] || {};
-      t.tbody.append(h("tr", {}, h("th", {}, label), arms.map((a) => h("td", { class: "num" }, ms(b.run_summary[a][m], dig))),
+      /* primary and baseline: the means Δ is the difference of (every paired eval weighs the
+         same); the pooled mean over runs (skill-creator's run_summary) is shown beside it */
+      const cell = (a) => {
+        const w = a === ds.primary ? x.primary_mean : a === ds.baseline ? x.baseline_mean : undefined;
+        if (w === undefined) return ms(b.run_summary[a][m], dig);
+        return [SE.num(w, dig), h("span", { class: "muted" }, ` · pooled ${ms(b.run_summary[a][m], dig)}`)];
+      };
+      t.tbody.append(h("tr", {}, h("th", {}, label), arms.map((a) => h("td", { class: "num" }, cell(a))),
         h("td", { class: "num" }, x.delta === null || x.delta === undefined ? "n/a" : `${x.delta >= 0 ? "+" : ""}${SE.num(x.delta, dig)} [${SE.num(x.low, dig)}, ${SE.num(x.high, dig)}]`),
         h("td", { class: "num" }, SE.pval(x.p_value))));
     }
