@@ -143,7 +143,10 @@ async def functional_eval_async(job: "JobContext") -> int:
     if problem:
         bench["flags"] = [problem]
         bench["notes"].insert(0, f"NOT MEASURED: {problem}")
-    if f.get("analyze", True) and not problem:
+    stopped = job.budget.stopped if job.budget is not None else None
+    if stopped:
+        mark_partial(bench, stopped, setup.runner.stats, len(records))
+    if f.get("analyze", True) and not problem and not stopped:
         bench["notes"] += await benchmark_observations(job, bench)
     md = render_md(bench)
     ws = Path(f["workspace"]).expanduser() if f.get("workspace") else job.output_dir / "workspace"
@@ -167,6 +170,16 @@ async def functional_eval_async(job: "JobContext") -> int:
     if graded and all(v.passed is None for v in graded):
         raise HarnessError("every grade is a judge error: the judge could not produce valid grades")
     return 0
+
+
+def mark_partial(bench: dict[str, Any], stopped: str, stats: dict[str, int], planned: int) -> None:
+    """A budget stop: every number covers only the executions that ran (and were graded)."""
+    not_run, ungraded = stats["executions_not_run"], stats["grades_not_made"]
+    bench["partial"] = {"reason": f"budget stop: {stopped}", "executions_planned": planned,
+                        "executions_not_run": not_run, "grades_not_made": ungraded}
+    bench["notes"].insert(0, f"PARTIAL: budget stop ({stopped}): {not_run} of {planned} executions "
+                             f"not run, {ungraded} expectation grade(s) not made (counted as judge "
+                             "errors, never as failures); every number covers only what ran")
 
 
 def measurement_problem(records: list[RunRecord], bench: dict[str, Any]) -> str | None:

@@ -68,7 +68,7 @@ class FunctionalRunner:
     concurrency: int = 4
     stats: dict[str, int] = field(default_factory=lambda: {
         "executions_run": 0, "executions_cached": 0, "grades_run": 0, "grades_cached": 0,
-        "judge_calls": 0})
+        "judge_calls": 0, "executions_not_run": 0, "grades_not_made": 0})
 
     def __post_init__(self) -> None:
         self._sem = asyncio.Semaphore(max(1, self.concurrency))
@@ -111,7 +111,12 @@ class FunctionalRunner:
                 rec.cached = True
                 self.stats["executions_cached"] += 1
             else:
-                await self._execute(rec)
+                try:
+                    await self._execute(rec)
+                except BudgetExhausted:
+                    # Not run (rec.result stays None): the calls in flight still finish and
+                    # are kept, and the job reports what ran as partial (exit 4).
+                    self.stats["executions_not_run"] += 1
             if progress:
                 progress.advance(task)
         await asyncio.gather(*(one(r) for r in plan))
@@ -211,7 +216,16 @@ class FunctionalRunner:
                 rec.grades_cached += len(items)
                 self.stats["grades_cached"] += len(items)
                 continue
-            out, seconds = await self._judge(judge, rec, tuple(e for _, e in items))
+            try:
+                out, seconds = await self._judge(judge, rec, tuple(e for _, e in items))
+            except BudgetExhausted as exc:
+                # Not graded, so neither a pass nor a fail: a judge error that says why, and
+                # not stored (a later run with budget left grades it).
+                why = f"not graded: budget stop ({self.job.budget.stopped if self.job.budget else exc})"
+                for i, e in items:
+                    verdicts[i] = Verdict(e.text, None, "", error=why)
+                self.stats["grades_not_made"] += len(items)
+                continue
             rec.grader_seconds += seconds
             self.stats["grades_run"] += len(items)
             self.stats["judge_calls"] += out.calls

@@ -43,6 +43,33 @@ def test_functional_eval_budget_stop_is_not_silent(skilleval_cli) -> None:  # no
     assert _status(skilleval_cli)[-1]["status"] == "budget_stopped"
 
 
+def test_functional_eval_budget_stop_reports_what_ran_as_partial(skilleval_cli) -> None:
+    """The stop message promises "what was measured before it is stored and reported as
+    partial": the executions that ran are graded (free checks) and written to the workspace
+    and benchmark.json, marked partial; nothing that was not run appears as a result."""
+    r = skilleval_cli.run("+experiment=functional_eval", "progress=false", "budget.max_calls=4",
+                          "functional.only=[1]", "functional.bootstrap=50", "functional.concurrency=1")
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "budget stop: budget.max_calls=4" in r.stderr and "Traceback" not in r.stderr
+    assert "PARTIAL" in r.stdout + r.stderr and "with_skill" in r.stdout
+    [bench_path] = skilleval_cli.outputs.rglob("iteration-1/benchmark.json")
+    bench = json.loads(bench_path.read_text())
+    assert bench["partial"]["reason"].startswith("budget stop: budget.max_calls=4")
+    assert bench["partial"]["executions_not_run"] == 2 and bench["notes"][0].startswith("PARTIAL")
+    [row] = Store(skilleval_cli.store).query("select count(*) n from executions").to_pylist()
+    assert row["n"] == 4 == len(bench["runs"])  # every paid execution is reported, none invented
+    grades = [json.loads(g.read_text()) for g in bench_path.parent.rglob("grading.json")]
+    assert len(grades) == 4
+    verdicts = [e["passed"] for g in grades for e in g["expectations"]]
+    assert True in verdicts  # the typed checks (no call) were graded
+    # plain-English expectations the budget left ungraded are judge errors, never a fail
+    assert all(g["summary"]["failed"] + g["summary"]["passed"] == g["summary"]["total"] for g in grades)
+    assert all("budget stop" in e["evidence"] + str(e.get("error")) for g in grades
+               for e in g["expectations"] if e["passed"] is None)
+    assert sum(g["summary"]["judge_errors"] for g in grades) > 0
+    assert _status(skilleval_cli)[-1]["status"] == "budget_stopped"
+
+
 def test_spending_never_passes_max_usd_with_calls_in_flight(skilleval_cli, sim: SimProcess) -> None:  # noqa: ANN001
     """Eight calls in flight against serve-sim (priced like Haiku 4.5): the old check let all
     of them start once the money spent was still under the cap."""
