@@ -107,3 +107,36 @@ def test_report_bad_input_exits_2_with_one_line(viewer_env, tmp_path) -> None:
     assert proc.stderr.strip().count("\n") == 0
     proc = viewer_env.cli.run("view", "--store", str(tmp_path / "missing"), check=2)
     assert "missing" in proc.stderr and proc.stderr.strip().count("\n") == 0
+
+
+def test_benchmark_page_means_are_the_ones_the_delta_is_about(skilleval_cli, sim, page, tmp_path) -> None:  # noqa: ANN001
+    """One execution errors (HTTP 400, no retry), so one eval has fewer valid runs: the pooled
+    run_summary mean then differs from the evals-weighted mean the console, benchmark.md and
+    the delta use. The page showed the pooled one next to the weighted delta (columns that
+    did not subtract to the delta); it now shows the console's means, the pool beside them."""
+    sim.configure(fail_next=[400])
+    r = skilleval_cli.run("+experiment=functional_eval", "functional.runs=2", "functional.only=[1,2]",
+                          "functional.analyze=false", "functional.bootstrap=50", "functional.concurrency=1",
+                          "backend=anthropic_api", f"backend.base_url={sim.url}", "backend.model=sim-1",
+                          "backend.max_retries=0", check=0, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    [bp] = skilleval_cli.outputs.rglob("iteration-1/benchmark.json")
+    b = json.loads(bp.read_text())
+    pr = b["delta_stats"]["pass_rate"]
+    assert len(b["errored_runs"]) == 1
+    assert round(pr["primary_mean"], 2) != round(b["run_summary"]["with_skill"]["pass_rate"]["mean"], 2) or \
+        round(pr["baseline_mean"], 2) != round(b["run_summary"]["without_skill"]["pass_rate"]["mean"], 2)
+    assert f"{pr['primary_mean']:.0%}" in r.stdout and f"{pr['baseline_mean']:.0%}" in r.stdout  # the console
+    out = tmp_path / "bench.html"
+    skilleval_cli.run("report", "latest", "-o", str(out))
+    open_offline(page, out)
+    run_id = b["metadata"]["run_id"]
+    page.page.goto(out.as_uri() + f"#/run/{run_id}/benchmark")
+    row = page.page.locator("main table tr", has=page.page.locator("th", has_text="pass rate"))
+    row.first.wait_for(timeout=10_000)
+    cells = row.first.locator("td").all_inner_texts()
+    assert cells[0].startswith(f"{pr['primary_mean']:.2f}"), cells
+    assert cells[1].startswith(f"{pr['baseline_mean']:.2f}"), cells
+    assert "pooled" in cells[0] and f"{b['run_summary']['with_skill']['pass_rate']['mean']:.2f}" in cells[0]
+    assert cells[2].startswith(f"{pr['delta']:+.2f}"), cells
+    assert page.blocked == [] and page.errors == []
