@@ -147,7 +147,7 @@ async def functional_eval_async(job: "JobContext") -> int:
     if stopped:
         mark_partial(bench, stopped, setup.runner.stats, len(records))
     if f.get("analyze", True) and not problem and not stopped:
-        bench["notes"] += await benchmark_observations(job, bench)
+        bench["notes"] += await benchmark_observations(setup.runner.model_backend, bench)
     md = render_md(bench)
     ws = Path(f["workspace"]).expanduser() if f.get("workspace") else job.output_dir / "workspace"
     it = write_workspace(ws, records, bench, md, f.get("iteration"))
@@ -157,9 +157,11 @@ async def functional_eval_async(job: "JobContext") -> int:
     job.report("functional_eval", bench)
     job.console.print(f"workspace: {safe(it)}\nbenchmark: {safe(it / 'benchmark.json')} and benchmark.md")
     st = setup.runner.stats
-    job.summary.update({"calls_made": st["executions_run"] + st["judge_calls"],
+    model = setup.runner.model_backend  # judge, re-ask and analyzer calls, with their cost
+    job.summary.update({"calls_made": st["executions_run"] + getattr(model, "calls", st["judge_calls"]),
                         "calls_cached": st["executions_cached"] + st["grades_cached"],
-                        "cost_usd": sum(r.result.cost_usd for r in records if r.result and not r.cached),
+                        "cost_usd": sum(r.result.cost_usd for r in records if r.result and not r.cached)
+                        + getattr(model, "usd", 0.0),
                         "delta": bench["delta_stats"], "workspace": str(it), **st})
     pr = bench["delta_stats"]["pass_rate"]
     job.summary["gate_metrics"] = {"delta": {"value": pr["delta"], "low": pr["low"], "high": pr["high"],
@@ -205,7 +207,7 @@ def measurement_problem(records: list[RunRecord], bench: dict[str, Any]) -> str 
     return None
 
 
-async def benchmark_observations(job: "JobContext", bench: dict[str, Any]) -> list[str]:
+async def benchmark_observations(backend: Any, bench: dict[str, Any]) -> list[str]:
     """skill-creator's analyzer in benchmark mode: observations only, no suggestions."""
     from skilleval.functional.prompts import benchmark_analyzer_prompt, extract_json, validate_notes
 
@@ -213,7 +215,7 @@ async def benchmark_observations(job: "JobContext", bench: dict[str, Any]) -> li
                                          "result", "expectations")} for r in bench["runs"]],
             "run_summary": bench["run_summary"]}
     try:
-        reply = await job.backend.complete(benchmark_analyzer_prompt(slim), max_tokens=2048)
+        reply = await backend.complete(benchmark_analyzer_prompt(slim), max_tokens=2048)
         return [f"analyzer: {n}" for n in validate_notes(extract_json(reply.text))]
     except Exception as exc:  # noqa: BLE001 - notes are optional; say why they are missing
         return [f"analyzer notes unavailable: {type(exc).__name__}: {exc}"]

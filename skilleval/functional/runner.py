@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skilleval.budget import metered
 from skilleval.errors import BudgetExhausted
 from skilleval.execution import (ExecutionRequest, ExecutionResult, blob_path,
                                  execution_key, prepare_sandbox, resolve_inside,
@@ -76,6 +77,9 @@ class FunctionalRunner:
         self.blobs = store.root / "blobs"
         self._exec_writer = store.writer("executions", self.job.experiment, self.job.run_id)
         self._grade_writer = store.writer("grades", self.job.experiment, self.job.run_id)
+        # judges, the comparator and the analyzer ask the model through this: every call they
+        # make (re-asks too) is booked against the budget and its cost counted
+        self.model_backend = metered(self.job.backend, self.job.budget)
 
     # -- planning ------------------------------------------------------------------------
 
@@ -247,11 +251,11 @@ class FunctionalRunner:
 
         async def sample(k: int) -> JudgeOutput:
             item = JudgeInput(rec.case, exps, rec.request.sandbox, rec.result.transcript,
-                              rec.result.outputs, self.job.backend, k)
+                              rec.result.outputs, self.model_backend, k)
             async with self._sem:
-                paid = bool(getattr(judge, "samples", 1) and not _deterministic(judge) and self.job.budget)
-                if paid:
-                    await self.job.budget.areserve()
+                budget = self.job.budget
+                if budget is not None and budget.stopped and not _deterministic(judge):
+                    raise BudgetExhausted(budget.stopped)  # no call would be allowed
                 try:
                     return await judge.grade(item)
                 except BudgetExhausted:
@@ -259,9 +263,6 @@ class FunctionalRunner:
                 except Exception as exc:  # noqa: BLE001 - a crashing judge is a judge error
                     msg = f"judge {judge.name} failed: {type(exc).__name__}: {exc}"
                     return JudgeOutput([Verdict(e.text, None, "", error=msg) for e in exps])
-                finally:
-                    if paid:  # (judge costs are not reported back; the call is settled)
-                        self.job.budget.release()
         outs = await asyncio.gather(*(sample(k) for k in range(max(1, judge.samples))))
         return combine(list(outs)), time.perf_counter() - started
 
