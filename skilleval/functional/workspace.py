@@ -26,6 +26,10 @@ from skilleval.execution import output_rel, resolve_inside
 from skilleval.functional.runner import RunRecord
 
 ERROR_FILE = "execution_error.json"
+#: what we write into a run's outputs/ beside the model's files (skill-creator's layout)
+BOOKKEEPING = ("transcript.md", "metrics.json")
+#: where a model output goes when its usual place is taken (see workspace_paths)
+DISPLACED = "_sandbox"
 """Marks a run folder whose execution errored or timed out (it has no grading.json)."""
 
 
@@ -64,7 +68,7 @@ def grading_json(rec: RunRecord) -> dict[str, Any]:
 def metrics_json(rec: RunRecord) -> dict[str, Any]:
     res = rec.result
     return {"tool_calls": res.tool_calls, "total_tool_calls": sum(res.tool_calls.values()),
-            "total_steps": res.turns, "files_created": [output_rel(o.path) for o in res.outputs],
+            "total_steps": res.turns, "files_created": list(workspace_paths([o.path for o in res.outputs]).values()),
             "errors_encountered": res.errors, "output_chars": sum(o.size for o in res.outputs),
             "transcript_chars": len(res.transcript)}
 
@@ -97,6 +101,26 @@ def run_entry(rec: RunRecord) -> dict[str, Any]:
     }
 
 
+def workspace_paths(paths: list[str]) -> dict[str, str]:
+    """Sandbox path of each output -> its path inside the run's ``outputs/``.
+
+    Usually ``output_rel`` (``outputs/x.csv`` and a top-level ``x.csv`` both become
+    ``x.csv``). Why not always: the model may write ``outputs/transcript.md`` or
+    ``outputs/metrics.json`` (ours would overwrite it, and the viewer hides those names), or
+    both ``x.csv`` and ``outputs/x.csv`` (one would overwrite the other). Such an output keeps
+    its whole sandbox path under ``_sandbox/``, so every output the run wrote is in the
+    workspace, visible and unchanged."""
+    taken = set(BOOKKEEPING)
+    out: dict[str, str] = {}
+    for path in sorted(paths, key=lambda p: (not p.startswith("outputs/"), p)):
+        rel = output_rel(path)
+        if rel in taken or rel == DISPLACED or rel.startswith(DISPLACED + "/"):
+            rel = f"{DISPLACED}/{path}"
+        taken.add(rel)
+        out[path] = rel
+    return out
+
+
 def write_workspace(root: Path, records: list[RunRecord], benchmark: dict[str, Any] | None,
                     benchmark_md: str | None, iteration: int | None = None) -> Path:
     root.mkdir(parents=True, exist_ok=True)
@@ -115,10 +139,10 @@ def write_workspace(root: Path, records: list[RunRecord], benchmark: dict[str, A
         out.mkdir(parents=True)
         for d in (eval_dir, eval_dir / rec.arm.name, run):
             _dump(d / "eval_metadata.json", meta)
-        for o in rec.result.outputs:
-            src = resolve_inside(rec.request.sandbox, o.path)
+        for o, rel in workspace_paths([o.path for o in rec.result.outputs]).items():
+            src = resolve_inside(rec.request.sandbox, o)
             if src.is_file():
-                dst = out / output_rel(o.path)
+                dst = out / rel
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(src, dst)
         (out / "transcript.md").write_text(rec.result.transcript, encoding="utf-8")

@@ -140,3 +140,34 @@ def test_benchmark_page_means_are_the_ones_the_delta_is_about(skilleval_cli, sim
     assert "pooled" in cells[0] and f"{b['run_summary']['with_skill']['pass_rate']['mean']:.2f}" in cells[0]
     assert cells[2].startswith(f"{pr['delta']:+.2f}"), cells
     assert page.blocked == [] and page.errors == []
+
+
+def test_model_outputs_named_like_bookkeeping_or_colliding_are_all_viewable(skilleval_cli, sim, page, tmp_path) -> None:  # noqa: ANN001
+    """The model writes outputs/transcript.md and outputs/metrics.json (names the workspace
+    uses for its own files, and the viewer hides) and both report.csv and outputs/report.csv
+    (one workspace path): every one of them must reach the workspace unchanged and show."""
+    writes = {"outputs/transcript.md": "MODEL-TRANSCRIPT-OUTPUT", "outputs/metrics.json": '{"m": "MODEL-METRICS-OUTPUT"}',
+              "report.csv": "k,v\nTOP-LEVEL-CSV,1\n", "outputs/report.csv": "k,v\nOUTPUTS-CSV,2\n"}
+    sim.configure(hostile_tool_calls=[{"name": "write_file", "input": {"path": k, "content": v}}
+                                      for k, v in writes.items()])
+    skilleval_cli.run("+experiment=functional_eval", "functional.runs=1", "functional.only=[1]",
+                      "functional.analyze=false", "functional.bootstrap=50", "functional.concurrency=1",
+                      "backend=anthropic_api", f"backend.base_url={sim.url}", "backend.model=sim-1",
+                      check=0, timeout=300)
+    [bp] = skilleval_cli.outputs.rglob("iteration-1/benchmark.json")
+    texts = [p.read_text(errors="replace") for p in bp.parent.rglob("outputs/**/*") if p.is_file()]
+    for marker in ("MODEL-TRANSCRIPT-OUTPUT", "MODEL-METRICS-OUTPUT", "TOP-LEVEL-CSV", "OUTPUTS-CSV"):
+        assert any(marker in t for t in texts), marker  # nothing overwritten
+    assert any(t.startswith("## Task") for t in texts)  # our own transcript is still there
+    out = tmp_path / "outputs.html"
+    skilleval_cli.run("report", "latest", "-o", str(out))
+    open_offline(page, out)
+    run_id = json.loads(bp.read_text())["metadata"]["run_id"]
+    page.page.goto(out.as_uri() + f"#/run/{run_id}/outputs/0")
+    page.page.locator("main").get_by_text("Prompt").first.wait_for(timeout=10_000)
+    for d in page.page.locator("details.run").all():
+        d.evaluate("e => e.open = true")
+    shown = page.page.inner_text("main")
+    for marker in ("MODEL-TRANSCRIPT-OUTPUT", "MODEL-METRICS-OUTPUT", "TOP-LEVEL-CSV", "OUTPUTS-CSV"):
+        assert marker in shown, marker
+    assert page.blocked == [] and page.errors == []
