@@ -30,6 +30,12 @@ ERROR_FILE = "execution_error.json"
 BOOKKEEPING = ("transcript.md", "metrics.json")
 #: where a model output goes when its usual place is taken (see workspace_paths)
 DISPLACED = "_sandbox"
+#: A valid run none of whose expectations could be graded (it has none, or every grade is a
+#: judge error): grading.json's content (pass_rate null) under another name. Why not
+#: grading.json: skill-creator's aggregator would average its pass_rate as a 0 % run (an error
+#: scored as a failure), and crashes on null; without grading.json it skips the run, as it
+#: skips an errored one.
+UNGRADED_FILE = "ungraded.json"
 """Marks a run folder whose execution errored or timed out (it has no grading.json)."""
 
 
@@ -54,7 +60,7 @@ def grading_json(rec: RunRecord) -> dict[str, Any]:
     return {
         "expectations": exps,
         "summary": {"passed": passed, "failed": failed, "total": total,
-                    "pass_rate": round(passed / total, 4) if total else 0.0, "judge_errors": errors},
+                    "pass_rate": round(passed / total, 4) if total else None, "judge_errors": errors},
         "execution_metrics": metrics_json(rec),
         "timing": {"executor_duration_seconds": round(res.duration_s, 3),
                    "grader_duration_seconds": round(rec.grader_seconds, 3),
@@ -149,11 +155,16 @@ def write_workspace(root: Path, records: list[RunRecord], benchmark: dict[str, A
         _dump(out / "metrics.json", metrics_json(rec))
         if rec.valid:
             (run / ERROR_FILE).unlink(missing_ok=True)
-            _dump(run / "grading.json", grading_json(rec))
+            grading = grading_json(rec)
+            keep, drop = ("grading.json", UNGRADED_FILE) if grading["summary"]["total"] else \
+                (UNGRADED_FILE, "grading.json")
+            (run / drop).unlink(missing_ok=True)
+            _dump(run / keep, grading)
         else:
             # No grading.json: skill-creator's aggregator skips a run without one (with a
             # warning), so an error is never averaged in as a 0% run. The marker says why.
             (run / "grading.json").unlink(missing_ok=True)
+            (run / UNGRADED_FILE).unlink(missing_ok=True)
             _dump(run / ERROR_FILE, {"status": rec.result.status, "error": rec.result.error,
                                      "graded": False, "execution_key": rec.result.key})
         _dump(run / "timing.json", {
