@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from skilleval.errors import HarnessError, UserError
-from skilleval.execution import FILE_TOOLS, ArmSettings
+from skilleval.execution import FILE_TOOLS, ArmSettings, input_file
 from skilleval.functional.arms import Arm, build_arms, check_equal
 from skilleval.functional.benchmark import build_benchmark, render_md
 from skilleval.functional.runner import FunctionalRunner, RunRecord
@@ -81,6 +81,10 @@ def prepare(job: "JobContext", arm_names: list[str] | None = None) -> Setup:
         if name not in typed:
             typed[name] = job.registry.build("judge", {"name": name})
         return typed[name]
+    root = skill.path if skill.path.is_dir() else skill.path.parent
+    for c in cases:  # every input file, before any call (and before the backend's own check)
+        for rel in c.files:
+            input_file(root, rel)
     check_task = getattr(job.backend, "check_task", None)  # optional in the backend protocol
     for c in cases:  # fail before any call on a task this backend cannot do at all
         if check_task is not None:
@@ -89,7 +93,6 @@ def prepare(job: "JobContext", arm_names: list[str] | None = None) -> Setup:
         for e in c.expectations:
             if e.spec is not None:
                 judge_for_type(e.type)
-    root = skill.path if skill.path.is_dir() else skill.path.parent
     runner = FunctionalRunner(job, root, main_judge, judge_for_type,
                               concurrency=int(f.get("concurrency", 4)))
     return Setup(skill, cases, arms, runner, f, evals_path)

@@ -28,6 +28,8 @@ def files(tmp_path_factory) -> Path:  # noqa: ANN001
     (d / "a-file").write_text("x")
     task = {"id": 1, "prompt": "Clean evals/files/contacts.csv and write outputs/contacts_clean.csv",
             "files": ["evals/files/contacts.csv"]}
+    (d / "input-escapes.json").write_text(json.dumps({"evals": [{**task, "files": ["../../../../../etc/passwd"],
+                                                                 "expectations": ["x"]}]}))
     for name, check in TYPED_CHECKS.items():
         (d / f"typed-{name}.json").write_text(json.dumps({"evals": [{**task, "expectations": [check]}]}))
     (d / "sloop").symlink_to("sloop")
@@ -64,6 +66,8 @@ CASES = {
     "functional.max_turns=abc": ((*FUNCTIONAL, "functional.max_turns=abc"), "functional.max_turns"),
     "functional.bootstrap=-5": ((*FUNCTIONAL, "functional.bootstrap=-5"), "functional.bootstrap"),
     "functional.confidence=5": ((*FUNCTIONAL, "functional.confidence=5"), "functional.confidence"),
+    "input file outside the skill": ((*FUNCTIONAL, "functional.evals={d}/input-escapes.json"),
+                                     "is outside the skill folder"),
     "typed check without path": ((*FUNCTIONAL, "functional.evals={d}/typed-no-path.json"), "needs a non-empty string 'path'"),
     "typed check escapes": ((*FUNCTIONAL, "functional.evals={d}/typed-traversal.json"), "escapes the sandbox"),
     "typed check absolute": ((*FUNCTIONAL, "functional.evals={d}/typed-absolute.json"), "relative to the sandbox"),
