@@ -90,7 +90,8 @@
     return h("details", { class: "run", open: first }, h("summary", {}, SE.badge(r.config), ` run ${r.run_number}`,
       h("span", { class: "muted" }, ` · ${SE.num(t.total_duration_seconds)} s · ${t.total_tokens ?? "?"} tokens · ${r.review_id}`)),
       h("div", { class: "files" }, r.files.length ? r.files.map(SE.file) : h("p", { class: "muted" }, "no output files")),
-      grades(r.grading), feedbackBox(run, r),
+      r.execution_error ? h("p", { class: "errors", dir: "auto" }, `execution ${r.execution_error.status || "error"}: ${r.execution_error.error || ""} · not graded, in no number`)
+        : grades(r.grading), feedbackBox(run, r),
       r.previous ? h("details", { class: "previous" }, h("summary", {}, "previous iteration: output and feedback"),
         r.previous.feedback ? h("blockquote", { dir: "auto" }, r.previous.feedback) : h("p", { class: "muted" }, "no feedback given"),
         r.previous.files.map(SE.file)) : "");
