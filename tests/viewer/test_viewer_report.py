@@ -178,3 +178,17 @@ def test_model_outputs_named_like_bookkeeping_or_colliding_are_all_viewable(skil
     for marker in ("MODEL-TRANSCRIPT-OUTPUT", "MODEL-METRICS-OUTPUT", "TOP-LEVEL-CSV", "OUTPUTS-CSV"):
         assert marker in shown, marker
     assert page.blocked == [] and page.errors == []
+
+
+def test_a_run_that_ended_without_a_workspace_says_so(skilleval_cli, page, tmp_path) -> None:  # noqa: ANN001
+    """A budget of 0 calls stops the run before any execution: no workspace will ever come,
+    so the Outputs page must not say it is written 'when the run ends' (and poll for it)."""
+    r = skilleval_cli.run("+experiment=functional_eval", "budget.max_calls=0", check=4)
+    out = tmp_path / "none.html"
+    skilleval_cli.run("report", "latest", "-o", str(out))
+    open_offline(page, out)
+    run_id = json.loads(skilleval_cli.run("sql", "select run_id from runs", "--format", "json").stdout)[0]["run_id"]
+    page.page.goto(out.as_uri() + f"#/run/{run_id}/outputs")
+    page.page.locator("main").get_by_text("without writing a workspace").wait_for(timeout=10_000)
+    assert "budget_stopped" in page.page.inner_text("main") and "when the run ends" not in page.page.inner_text("main")
+    assert r.returncode == 4 and page.blocked == [] and page.errors == []

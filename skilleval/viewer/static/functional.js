@@ -110,6 +110,11 @@
     const d = await SE.api(`/api/run/${id}/functional`);
     if (!d.evals.length) {
       const box = h("div");
+      if (run.status && run.status !== "running") {  /* it ended without one: nothing to wait for */
+        body.append(h("p", { class: "muted" }, `this run ended (${run.status}) without writing a workspace; its executions:`),
+          executions(d.executions));
+        return;
+      }
       body.append(h("p", { class: "muted" }, "the workspace is written when the run ends; executions so far:"), box);
       let n = -1;
       const paint = async () => {
