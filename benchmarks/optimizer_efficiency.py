@@ -60,6 +60,12 @@ Measured on a fresh clone (2026-12-01, shipped defaults, 180 units, ``--jobs 2``
 calls ratio 0.55; test accuracy 0.802 (recommended) vs skill-creator's 0.820, paired
 -0.018 [-0.038, +0.003], not significant; the validation-best before the test check
 -0.019 [-0.040, +0.003]. The target's lower bound (>= -0.02) is NOT met.
+Same day, ``--unseen 4`` (seeds 0..29, 180 units, 16 queries left to each protocol): on the 4
+queries neither protocol saw, ours (recommended) 0.746 vs skill-creator 0.772, paired -0.026
+[-0.054, +0.002], not significant (validation-best -0.021 [-0.049, +0.008]); on those runs'
+own test split -0.046 [-0.073, -0.018] at 0.57 of the calls. So the test gap is not only
+skill-creator's choosing on the test queries: on queries neither protocol saw, ours trails by
+about as much (migration-review most, -0.075 [-0.145, -0.005]; csv-tidy +0.033).
 
 Usage: python benchmarks/optimizer_efficiency.py [--seeds 30] [--seed-start 0] [--jobs 2]
        [--ours "optimize.patience=1" ...] [--unseen 4]
