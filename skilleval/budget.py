@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any
 
 from skilleval.errors import BudgetExhausted
 
@@ -86,3 +87,38 @@ class Budget:
     @property
     def remaining_calls(self) -> int | None:
         return None if self.max_calls is None else max(0, self.max_calls - self.calls)
+
+
+class MeteredBackend:
+    """A backend whose every ``complete()`` is booked against a budget, and whose spending is
+    totalled: what judges, comparators and analyzers are handed. Why a wrapper instead of a
+    reservation around each judge: a judge may call more than once (skill-creator's grader
+    re-asks after an invalid reply; a plugin judge may do anything), and each call costs what
+    its ``Completion`` says. Everything else is the wrapped backend's."""
+
+    def __init__(self, inner: Any, budget: Budget) -> None:
+        self._inner = inner
+        self._budget = budget
+        self.calls = 0
+        self.usd = 0.0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def complete(self, prompt: str, **kwargs: Any) -> Any:
+        await self._budget.areserve()
+        try:
+            reply = await self._inner.complete(prompt, **kwargs)
+        except BaseException:
+            self._budget.charge_usd(0.0, priced=False)
+            raise
+        cost = float(getattr(reply, "cost_usd", 0.0) or 0.0)
+        self._budget.charge_usd(cost)
+        self.calls += 1
+        self.usd += cost
+        return reply
+
+
+def metered(backend: Any, budget: Budget | None) -> Any:
+    """``backend`` booked against ``budget`` (itself when there is no budget)."""
+    return backend if budget is None else MeteredBackend(backend, budget)

@@ -138,6 +138,19 @@ def resolve_inside(root: Path, rel: str) -> Path:
     return target
 
 
+def input_file(skill_root: Path, rel: str) -> Path:
+    """An eval's input file: a regular file inside the skill folder, else UserError (exit 2).
+    A skill folder is hostile data: its evals.json may name ``../../.ssh/id_rsa``, which would
+    be copied into the sandbox and sent to the model."""
+    try:
+        src = resolve_inside(skill_root, rel)
+    except PermissionError as exc:
+        raise UserError(f"eval input file {rel!r} is outside the skill folder {skill_root} ({exc})") from None
+    if not src.is_file():
+        raise UserError(f"eval input file not found: {skill_root / rel}")
+    return src
+
+
 def prepare_sandbox(sandbox: Path, skill_root: Path, files: list[str]) -> tuple[str, ...]:
     """Create a fresh sandbox with the input `files` (relative to `skill_root`) copied in."""
     if sandbox.exists():
@@ -145,12 +158,7 @@ def prepare_sandbox(sandbox: Path, skill_root: Path, files: list[str]) -> tuple[
     (sandbox / "outputs").mkdir(parents=True)
     copied = []
     for rel in files:
-        try:
-            src = resolve_inside(skill_root, rel)
-        except PermissionError as exc:
-            raise UserError(f"eval input file {rel!r}: {exc}") from None
-        if not src.is_file():
-            raise UserError(f"eval input file not found: {skill_root / rel}")
+        src = input_file(skill_root, rel)
         dst = resolve_inside(sandbox, rel)
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, dst)

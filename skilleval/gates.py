@@ -54,7 +54,12 @@ class GateSettings:
         return bool(self.minimums) or self.baseline is not None
 
 
-def settings(cfg: Any) -> GateSettings:
+def settings(cfg: Any, confidence_key: str = "trigger.confidence") -> GateSettings:
+    """`confidence_key`: the config key of the level the experiment's own intervals use
+    (an experiment names it with a ``gate_confidence`` attribute), so the baseline test's
+    alpha and interval match the figures the run prints."""
+    from omegaconf import OmegaConf
+
     from skilleval.checks import checked_number
 
     g = cfg.get("gate") or {}
@@ -75,15 +80,15 @@ def settings(cfg: Any) -> GateSettings:
         raise UserError("gate.baseline and gate.max_regression go together: set both or neither")
     if max_reg is not None and not 0 <= max_reg <= 1:
         raise UserError(f"gate.max_regression must be in [0, 1] (a fraction), got {max_reg}")
-    trig = cfg.get("trigger") or {}
-    conf = float(trig.get("confidence", 0.95) or 0.95)
+    conf = float(OmegaConf.select(cfg, confidence_key, default=0.95) or 0.95) \
+        if OmegaConf.is_config(cfg) else float((cfg.get("trigger") or {}).get("confidence", 0.95) or 0.95)
     return GateSettings(mins, on, None if baseline is None else str(baseline), max_reg, conf)
 
 
 def check_supported(cfg: Any, experiment: Any, name: str, store: Any = None) -> GateSettings:
     """Before any call: every gate set must be one the experiment measures, and a baseline
     other than ``latest`` must exist in `store` (a typo found after the paid run is too late)."""
-    s = settings(cfg)
+    s = settings(cfg, getattr(experiment, "gate_confidence", "trigger.confidence"))
     offered = set(getattr(experiment, "gate_metrics", ()))
     for key in s.minimums:
         if MINIMUMS[key] not in offered:
@@ -128,8 +133,14 @@ def evaluate(job: "JobContext", s: GateSettings) -> list[GateResult]:
         if m is None or m.get("value") is None:
             raise HarnessError(f"gate.{key}: {metric} could not be measured in this run "
                                f"(undefined: {m.get('why', 'no data') if m else 'not reported'})")
+        if s.on == "lower" and m.get("low") is None:
+            raise HarnessError(f"gate.{key}: the interval of {metric} could not be measured in this "
+                               "run (too little data: one eval with one valid run per arm), "
+                               "so gate.on=lower cannot be checked")
         x = m["value"] if s.on == "point" else m["low"]
         interval = f" [{_fmt(m.get('low'))}, {_fmt(m.get('high'))}]" if m.get("low") is not None else ""
+        if m.get("n"):  # the count behind a proportion: 0.667 reads differently as 2/3
+            interval += f" ({m['k']}/{m['n']} queries)"
         results.append(GateResult(f"gate.{key}", metric if s.on == "point" else f"{metric} (lower bound)",
                                   f"{_fmt(x)}" + (f" (estimate {_fmt(m['value'])}{interval})" if s.on == "lower"
                                                   else interval),
@@ -174,9 +185,14 @@ def _regression(job: "JobContext", s: GateSettings) -> GateResult | None:
         raise HarnessError("gate.baseline: no query or eval has a result in both runs; nothing to compare")
     limit = -float(s.max_regression) if s.max_regression else 0.0
     where = f"baseline {base.run_id or base.label}"
+    if s.on == "lower" and delta["low"] is None:
+        raise HarnessError("gate.baseline: the interval of the change could not be measured (too "
+                           "little data: one eval with one valid run per arm), so "
+                           "gate.on=lower cannot be checked")
     if s.on == "point":
         bad = delta["delta"] < limit - 1e-12 and p is not None and p < alpha
-        measured = (f"{delta['delta']:+.3f} [{delta['low']:+.3f}, {delta['high']:+.3f}], "
+        ci = "n/a" if delta["low"] is None else f"{delta['low']:+.3f}, {delta['high']:+.3f}"
+        measured = (f"{delta['delta']:+.3f} [{ci}], "
                     f"{test} p = {'n/a' if p is None else f'{p:.3g}'} ({where})")
         required = f">= {limit:+.3f} unless the drop is not significant (p >= {alpha:.2g})"
     else:

@@ -126,7 +126,9 @@ def register_experiments(register: Register) -> None:
     tuple of the metrics it can be gated on (``"precision"``, ``"recall"``, ``"accuracy"``,
     ``"delta"``), and ``gate_baseline = True`` if ``gate.baseline`` applies; a gate on
     anything else is refused before the run. The run then leaves its estimates in
-    ``job.summary["gate_metrics"]`` as ``{metric: {"value", "low", "high"}}``.
+    ``job.summary["gate_metrics"]`` as ``{metric: {"value", "low", "high"}}``. It may also
+    carry ``gate_confidence``, the config key of the level its intervals use (default
+    ``"trigger.confidence"``), which the baseline gate's test and interval then use too.
     """
 
 

@@ -84,6 +84,11 @@ def bootstrap_ci_clustered(primary: "dict[str, list[float]]", baseline: "dict[st
     replicate resamples evals with replacement, then runs within each arm of each drawn eval;
     the statistic is the mean over evals of the per-eval difference of means (every eval
     weighs the same). Returns (delta, low, high); an eval missing from either arm is left out.
+
+    With one eval and a single run in each arm there is nothing to resample: every replicate
+    equals the point ("+0.09 [+0.09, +0.09]" next to a permutation p of 1), and a lower-bound
+    gate would pass on two executions. The interval is then undefined (NaN bounds, shown as
+    n/a); the delta stays.
     """
     import numpy as np
 
@@ -93,6 +98,8 @@ def bootstrap_ci_clustered(primary: "dict[str, list[float]]", baseline: "dict[st
     p = [np.asarray(primary[e], float) for e in evals]
     b = [np.asarray(baseline[e], float) for e in evals]
     point = float(np.mean([pi.mean() - bi.mean() for pi, bi in zip(p, b)]))
+    if len(evals) == 1 and p[0].size == 1 and b[0].size == 1:
+        return (point, float("nan"), float("nan"))
     rng = np.random.default_rng(seed)
     k = len(evals)
     stats_ = np.empty(n_boot)
@@ -116,12 +123,20 @@ def stratified_permutation_p(primary: "dict[str, list[float]]", baseline: "dict[
     repeat index, and treating runs as independent units overstates the evidence when evals
     differ; stratifying keeps the eval as the unit of pairing, as the clustered interval does.
     Returns None when no eval has runs in both arms.
+
+    When every arrangement of the labels can be listed (their count, the product over evals
+    of C(runs, primary runs), is at most `n_resamples`: 3 evals × 3 runs per arm make 8000),
+    the p-value is the exact one, as scipy's ``permutation_test`` gives, rather than a Monte
+    Carlo estimate of it.
     """
     import numpy as np
 
     evals = [e for e in primary if primary[e] and baseline.get(e)]
     if not evals:
         return None
+    exact = _exact_permutation_p(primary, baseline, evals, n_resamples)
+    if exact is not None:
+        return exact
     rng = np.random.default_rng(seed)
     observed = 0.0
     perm = np.zeros(n_resamples)
@@ -137,6 +152,40 @@ def stratified_permutation_p(primary: "dict[str, list[float]]", baseline: "dict[
         return 1.0
     extreme = np.sum(np.abs(perm) >= abs(observed) - 1e-12)
     return float((extreme + 1) / (n_resamples + 1))
+
+
+def _exact_permutation_p(primary: "dict[str, list[float]]", baseline: "dict[str, list[float]]",
+                         evals: list[str], limit: int) -> float | None:
+    """The exact stratified permutation p-value, or None when the arrangements exceed `limit`.
+
+    Each eval's share of the statistic over all of its label arrangements is listed; the
+    statistic's distribution is the sum over evals of independent choices, built up one eval
+    at a time (an outer sum), so its size is the product of the per-eval counts.
+    """
+    import itertools
+
+    import numpy as np
+
+    total = 1
+    for e in evals:
+        total *= math.comb(len(primary[e]) + len(baseline[e]), len(primary[e]))
+        if total > limit:
+            return None
+    dist = np.zeros(1)
+    observed = 0.0
+    for e in evals:
+        p, b = np.asarray(primary[e], float), np.asarray(baseline[e], float)
+        pooled, k = np.concatenate([p, b]), p.size
+        observed += p.mean() - b.mean()
+        whole = pooled.sum()
+        shares = np.array([pooled[list(c)].sum() / k - (whole - pooled[list(c)].sum()) / b.size
+                           for c in itertools.combinations(range(pooled.size), k)])
+        dist = (dist[:, None] + shares[None, :]).ravel()
+    observed /= len(evals)
+    dist /= len(evals)
+    if np.allclose(dist, 0.0) and abs(observed) < 1e-12:
+        return 1.0
+    return float(np.mean(np.abs(dist) >= abs(observed) - 1e-12))
 
 
 # -- run diffs: intervals for differences of proportions (added for issue 11) -----------------
@@ -216,7 +265,9 @@ def paired_bootstrap_delta(before: "list[tuple[int, int]]", after: "list[tuple[i
     denominator of precision changes between runs (which queries fired), so it is not a
     paired proportion over a fixed set and has no closed-form paired interval. Replicates
     where either side has a zero denominator are dropped. Returns (None, −1, 1) when a side
-    has no denominator at all.
+    has no denominator at all, and (delta, −1, 1) when a single item carries every
+    denominator: every kept replicate then holds that one item and repeats the point (one
+    query fired in both runs gave "+0 [+0, +0]"), so the data bound nothing.
     """
     import numpy as np
 
@@ -227,6 +278,8 @@ def paired_bootstrap_delta(before: "list[tuple[int, int]]", after: "list[tuple[i
     if not bd.sum() or not ad.sum():
         return (None, -1.0, 1.0)
     point = float(an.sum() / ad.sum() - bn.sum() / bd.sum())
+    if int(np.count_nonzero((bd > 0) | (ad > 0))) < 2:
+        return (point, -1.0, 1.0)
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(bn), (n_boot, len(bn)))
     sb, sa = bd[idx].sum(axis=1), ad[idx].sum(axis=1)

@@ -34,7 +34,7 @@ def _metric(summary: dict[str, Any], name: str) -> str:
     if m.get("value") is None:
         return "—"
     if name == "delta":
-        return f"{m['value']:+.2f} [{m['low']:+.2f}, {m['high']:+.2f}]"
+        return f"{m['value']:+.2f} " + ("(CI n/a)" if m.get("low") is None else f"[{m['low']:+.2f}, {m['high']:+.2f}]")
     return f"{m['value']:.0%} [{m['low']:.0%}–{m['high']:.0%}]"
 
 

@@ -137,7 +137,9 @@ def _positive_units(skill: Skill) -> list[tuple[str, str, str]]:
     for s in spans:
         if s.kind in ("bullet", "sentence") and 3 <= len(content_stems(s.text)) and len(s.text) <= 160:
             units.append((_clean(s.text), s.text, f"{s.kind} in '{s.section or 'preamble'}'"))
-    return [u for u in units if len(u[0]) >= 4]
+    # a unit that is only the skill's name (the title heading) says nothing once the name is
+    # taken out (_leak_free): it would give should-trigger queries about "this"
+    return [u for u in units if len(u[0]) >= 4 and content_stems(_leak_free(u[0], skill))]
 
 
 def _nearest_span(text: str, skill: Skill) -> str:

@@ -92,7 +92,7 @@ async def run_compare_async(job: "JobContext", setup: Any) -> dict[str, Any]:
             c = json.loads(row["comparison_json"])
             return {**c, "cached": True}
         async with sem:
-            return await compare_pair(job.backend, *pair)
+            return await compare_pair(setup.runner.model_backend, *pair)
     results = await asyncio.gather(*(one(p, k) for p, k in zip(pairs, keys)))
     ws = Path(setup.fcfg["workspace"]).expanduser() if setup.fcfg.get("workspace") else job.output_dir / "workspace"
     it = ws / f"iteration-{setup.fcfg.get('iteration') or max(1, next_iteration(ws) - 1)}"
@@ -112,7 +112,7 @@ async def run_compare_async(job: "JobContext", setup: Any) -> dict[str, Any]:
         wrec, lrec = (p, b) if winner == prim_arm.name else (b, p)
         comp = results[i]["order1"]
         letter = "A" if winner == prim_arm.name else "B"
-        analysis, err = await ask_json(job.backend, analyzer_prompt(
+        analysis, err = await ask_json(setup.runner.model_backend, analyzer_prompt(
             comp, letter, _skill_label(wrec), wrec.arm.skill.body if wrec.arm.skill else "",
             _skill_label(lrec), lrec.arm.skill.body if lrec.arm.skill else "",
             wrec.result.transcript, lrec.result.transcript), validate_analysis)

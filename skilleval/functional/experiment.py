@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from skilleval.errors import HarnessError, UserError
-from skilleval.execution import FILE_TOOLS, ArmSettings
+from skilleval.execution import FILE_TOOLS, ArmSettings, input_file
 from skilleval.functional.arms import Arm, build_arms, check_equal
 from skilleval.functional.benchmark import build_benchmark, render_md
 from skilleval.functional.runner import FunctionalRunner, RunRecord
@@ -81,6 +81,10 @@ def prepare(job: "JobContext", arm_names: list[str] | None = None) -> Setup:
         if name not in typed:
             typed[name] = job.registry.build("judge", {"name": name})
         return typed[name]
+    root = skill.path if skill.path.is_dir() else skill.path.parent
+    for c in cases:  # every input file, before any call (and before the backend's own check)
+        for rel in c.files:
+            input_file(root, rel)
     check_task = getattr(job.backend, "check_task", None)  # optional in the backend protocol
     for c in cases:  # fail before any call on a task this backend cannot do at all
         if check_task is not None:
@@ -89,7 +93,6 @@ def prepare(job: "JobContext", arm_names: list[str] | None = None) -> Setup:
         for e in c.expectations:
             if e.spec is not None:
                 judge_for_type(e.type)
-    root = skill.path if skill.path.is_dir() else skill.path.parent
     runner = FunctionalRunner(job, root, main_judge, judge_for_type,
                               concurrency=int(f.get("concurrency", 4)))
     return Setup(skill, cases, arms, runner, f, evals_path)
@@ -106,13 +109,16 @@ def audit_effective(records: list[RunRecord]) -> None:
         check_equal(seen, when="as reported by the backend")
 
 
-async def run_records(job: "JobContext", setup: Setup, arms: list[Arm], grade: bool = True) -> list[RunRecord]:
+async def run_records(job: "JobContext", setup: Setup, arms: list[Arm], grade: bool = True,
+                      all_failed_ok: bool = False) -> list[RunRecord]:
+    """Execute (and grade) every eval x arm x run. With none usable, HarnessError unless
+    ``all_failed_ok`` (functional_eval then exports and counts the errors before its exit 3)."""
     runs = int(setup.fcfg.get("runs", 3))
     plan = setup.runner.plan(setup.cases, arms, runs, job.output_dir / "sandboxes")
     with job.progress() as prog:
         await setup.runner.execute_all(plan, prog)
         audit_effective(plan)
-        if not any(r.result and r.result.ok for r in plan):
+        if not all_failed_ok and not any(r.result and r.result.ok for r in plan):
             errs = {r.result.error for r in plan if r.result and r.result.error}
             raise HarnessError(f"no execution produced output ({len(plan)} tried); errors: "
                                + "; ".join(sorted(e for e in errs if e)[:3]))
@@ -127,7 +133,9 @@ def run_functional_eval(job: "JobContext") -> int:
 
 async def functional_eval_async(job: "JobContext") -> int:
     setup = prepare(job)
-    records = await run_records(job, setup, setup.arms)
+    records = await run_records(job, setup, setup.arms, all_failed_ok=True)
+    if not any(r.result is not None for r in records):  # a budget stop before the first one
+        raise HarnessError(f"no execution ran ({len(records)} planned)")
     primary, baseline = setup.arm("primary").name, setup.arm("baseline").name
     f = setup.fcfg
     metadata = {"skill_name": setup.skill.name, "skill_path": str(setup.skill.path),
@@ -143,8 +151,11 @@ async def functional_eval_async(job: "JobContext") -> int:
     if problem:
         bench["flags"] = [problem]
         bench["notes"].insert(0, f"NOT MEASURED: {problem}")
-    if f.get("analyze", True) and not problem:
-        bench["notes"] += await benchmark_observations(job, bench)
+    stopped = job.budget.stopped if job.budget is not None else None
+    if stopped:
+        mark_partial(bench, stopped, setup.runner.stats, len(records))
+    if f.get("analyze", True) and not problem and not stopped:
+        bench["notes"] += await benchmark_observations(setup.runner.model_backend, bench)
     md = render_md(bench)
     ws = Path(f["workspace"]).expanduser() if f.get("workspace") else job.output_dir / "workspace"
     it = write_workspace(ws, records, bench, md, f.get("iteration"))
@@ -154,9 +165,11 @@ async def functional_eval_async(job: "JobContext") -> int:
     job.report("functional_eval", bench)
     job.console.print(f"workspace: {safe(it)}\nbenchmark: {safe(it / 'benchmark.json')} and benchmark.md")
     st = setup.runner.stats
-    job.summary.update({"calls_made": st["executions_run"] + st["judge_calls"],
+    model = setup.runner.model_backend  # judge, re-ask and analyzer calls, with their cost
+    job.summary.update({"calls_made": st["executions_run"] + getattr(model, "calls", st["judge_calls"]),
                         "calls_cached": st["executions_cached"] + st["grades_cached"],
-                        "cost_usd": sum(r.result.cost_usd for r in records if r.result and not r.cached),
+                        "cost_usd": sum(r.result.cost_usd for r in records if r.result and not r.cached)
+                        + getattr(model, "usd", 0.0),
                         "delta": bench["delta_stats"], "workspace": str(it), **st})
     pr = bench["delta_stats"]["pass_rate"]
     job.summary["gate_metrics"] = {"delta": {"value": pr["delta"], "low": pr["low"], "high": pr["high"],
@@ -167,6 +180,16 @@ async def functional_eval_async(job: "JobContext") -> int:
     if graded and all(v.passed is None for v in graded):
         raise HarnessError("every grade is a judge error: the judge could not produce valid grades")
     return 0
+
+
+def mark_partial(bench: dict[str, Any], stopped: str, stats: dict[str, int], planned: int) -> None:
+    """A budget stop: every number covers only the executions that ran (and were graded)."""
+    not_run, ungraded = stats["executions_not_run"], stats["grades_not_made"]
+    bench["partial"] = {"reason": f"budget stop: {stopped}", "executions_planned": planned,
+                        "executions_not_run": not_run, "grades_not_made": ungraded}
+    bench["notes"].insert(0, f"PARTIAL: budget stop ({stopped}): {not_run} of {planned} executions "
+                             f"not run, {ungraded} expectation grade(s) not made (counted as judge "
+                             "errors, never as failures); every number covers only what ran")
 
 
 def measurement_problem(records: list[RunRecord], bench: dict[str, Any]) -> str | None:
@@ -192,7 +215,7 @@ def measurement_problem(records: list[RunRecord], bench: dict[str, Any]) -> str 
     return None
 
 
-async def benchmark_observations(job: "JobContext", bench: dict[str, Any]) -> list[str]:
+async def benchmark_observations(backend: Any, bench: dict[str, Any]) -> list[str]:
     """skill-creator's analyzer in benchmark mode: observations only, no suggestions."""
     from skilleval.functional.prompts import benchmark_analyzer_prompt, extract_json, validate_notes
 
@@ -200,7 +223,7 @@ async def benchmark_observations(job: "JobContext", bench: dict[str, Any]) -> li
                                          "result", "expectations")} for r in bench["runs"]],
             "run_summary": bench["run_summary"]}
     try:
-        reply = await job.backend.complete(benchmark_analyzer_prompt(slim), max_tokens=2048)
+        reply = await backend.complete(benchmark_analyzer_prompt(slim), max_tokens=2048)
         return [f"analyzer: {n}" for n in validate_notes(extract_json(reply.text))]
     except Exception as exc:  # noqa: BLE001 - notes are optional; say why they are missing
         return [f"analyzer notes unavailable: {type(exc).__name__}: {exc}"]
@@ -220,6 +243,8 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
         x = ds[m]
         if x["delta"] is None:
             return "n/a"
+        if x["low"] is None:  # too little data for an interval (one eval, one run)
+            return f"{fmt.format(x['delta'])} (CI n/a)"
         return f"{fmt.format(x['delta'])} [{fmt.format(x['low'])}, {fmt.format(x['high'])}]"
 
     def mean(m: str, arm: str, fmt: str) -> str:
@@ -271,6 +296,7 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
 
 run_functional_eval.gate_metrics = ("delta",)  # type: ignore[attr-defined]
 run_functional_eval.gate_baseline = True  # type: ignore[attr-defined]
+run_functional_eval.gate_confidence = "functional.confidence"  # type: ignore[attr-defined]
 
 
 def functional_eval_factory(params: Any) -> Any:

@@ -19,7 +19,6 @@ could not produce a valid grade). A judge error is never counted as a pass or a 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,7 +26,7 @@ from typing import Any, Protocol
 import regex
 
 from skilleval.execution import OutputFile, resolve_inside
-from skilleval.functional.tasks import Expectation, TaskCase
+from skilleval.functional.tasks import Expectation, TaskCase, json_path_steps
 
 
 @dataclass
@@ -94,30 +93,16 @@ def _read(item: JudgeInput, spec: dict[str, Any]) -> tuple[str | None, str]:
         return p.read_bytes().decode("utf-8", errors="replace"), ""
 
 
-_TOKEN = re.compile(r"\.([A-Za-z_][\w\-]*)|\[(\d+)\]|\[['\"]([^'\"]+)['\"]\]")
-
-
 def json_path(doc: Any, query: str) -> Any:
     """A small JSONPath subset: ``$``, ``.key``, ``[index]``, ``['key']``. KeyError if absent."""
-    q = query.strip()
-    if not q.startswith("$"):
-        raise ValueError(f"JSONPath must start with '$': {query}")
-    pos, cur = 1, doc
-    while pos < len(q):
-        m = _TOKEN.match(q, pos)
-        if not m:
-            raise ValueError(f"unsupported JSONPath syntax at {q[pos:]!r}")
-        key, idx, qkey = m.groups()
-        if idx is not None:
-            if not isinstance(cur, list) or int(idx) >= len(cur):
+    cur = doc
+    for step in json_path_steps(query):
+        if isinstance(step, int):
+            if not isinstance(cur, list) or step >= len(cur):
                 raise KeyError(query)
-            cur = cur[int(idx)]
-        else:
-            k = key if key is not None else qkey
-            if not isinstance(cur, dict) or k not in cur:
-                raise KeyError(query)
-            cur = cur[k]
-        pos = m.end()
+        elif not isinstance(cur, dict) or step not in cur:
+            raise KeyError(query)
+        cur = cur[step]
     return cur
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skilleval.budget import metered
 from skilleval.errors import BudgetExhausted
 from skilleval.execution import (ExecutionRequest, ExecutionResult, blob_path,
                                  execution_key, prepare_sandbox, resolve_inside,
@@ -68,7 +69,7 @@ class FunctionalRunner:
     concurrency: int = 4
     stats: dict[str, int] = field(default_factory=lambda: {
         "executions_run": 0, "executions_cached": 0, "grades_run": 0, "grades_cached": 0,
-        "judge_calls": 0})
+        "judge_calls": 0, "executions_not_run": 0, "grades_not_made": 0})
 
     def __post_init__(self) -> None:
         self._sem = asyncio.Semaphore(max(1, self.concurrency))
@@ -76,6 +77,9 @@ class FunctionalRunner:
         self.blobs = store.root / "blobs"
         self._exec_writer = store.writer("executions", self.job.experiment, self.job.run_id)
         self._grade_writer = store.writer("grades", self.job.experiment, self.job.run_id)
+        # judges, the comparator and the analyzer ask the model through this: every call they
+        # make (re-asks too) is booked against the budget and its cost counted
+        self.model_backend = metered(self.job.backend, self.job.budget)
 
     # -- planning ------------------------------------------------------------------------
 
@@ -111,7 +115,12 @@ class FunctionalRunner:
                 rec.cached = True
                 self.stats["executions_cached"] += 1
             else:
-                await self._execute(rec)
+                try:
+                    await self._execute(rec)
+                except BudgetExhausted:
+                    # Not run (rec.result stays None): the calls in flight still finish and
+                    # are kept, and the job reports what ran as partial (exit 4).
+                    self.stats["executions_not_run"] += 1
             if progress:
                 progress.advance(task)
         await asyncio.gather(*(one(r) for r in plan))
@@ -211,7 +220,16 @@ class FunctionalRunner:
                 rec.grades_cached += len(items)
                 self.stats["grades_cached"] += len(items)
                 continue
-            out, seconds = await self._judge(judge, rec, tuple(e for _, e in items))
+            try:
+                out, seconds = await self._judge(judge, rec, tuple(e for _, e in items))
+            except BudgetExhausted as exc:
+                # Not graded, so neither a pass nor a fail: a judge error that says why, and
+                # not stored (a later run with budget left grades it).
+                why = f"not graded: budget stop ({self.job.budget.stopped if self.job.budget else exc})"
+                for i, e in items:
+                    verdicts[i] = Verdict(e.text, None, "", error=why)
+                self.stats["grades_not_made"] += len(items)
+                continue
             rec.grader_seconds += seconds
             self.stats["grades_run"] += len(items)
             self.stats["judge_calls"] += out.calls
@@ -233,11 +251,11 @@ class FunctionalRunner:
 
         async def sample(k: int) -> JudgeOutput:
             item = JudgeInput(rec.case, exps, rec.request.sandbox, rec.result.transcript,
-                              rec.result.outputs, self.job.backend, k)
+                              rec.result.outputs, self.model_backend, k)
             async with self._sem:
-                paid = bool(getattr(judge, "samples", 1) and not _deterministic(judge) and self.job.budget)
-                if paid:
-                    await self.job.budget.areserve()
+                budget = self.job.budget
+                if budget is not None and budget.stopped and not _deterministic(judge):
+                    raise BudgetExhausted(budget.stopped)  # no call would be allowed
                 try:
                     return await judge.grade(item)
                 except BudgetExhausted:
@@ -245,9 +263,6 @@ class FunctionalRunner:
                 except Exception as exc:  # noqa: BLE001 - a crashing judge is a judge error
                     msg = f"judge {judge.name} failed: {type(exc).__name__}: {exc}"
                     return JudgeOutput([Verdict(e.text, None, "", error=msg) for e in exps])
-                finally:
-                    if paid:  # (judge costs are not reported back; the call is settled)
-                        self.job.budget.release()
         outs = await asyncio.gather(*(sample(k) for k in range(max(1, judge.samples))))
         return combine(list(outs)), time.perf_counter() - started
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from skilleval.errors import UserError
@@ -78,6 +78,72 @@ def _check_pattern(pattern: Any, where: str) -> None:
         raise UserError(f"{where}: invalid regex /{pattern}/: {exc}") from None
 
 
+_JSONPATH_STEP = re.compile(r"\.([A-Za-z_][\w\-]*)|\[(\d+)\]|\[['\"]([^'\"]+)['\"]\]")
+
+
+def json_path_steps(query: str) -> list[str | int]:
+    """The steps of a JSONPath in the small subset the ``json_path`` check reads (``$``,
+    ``.key``, ``[index]``, ``['key']``); ValueError on anything else."""
+    q = query.strip()
+    if not q.startswith("$"):
+        raise ValueError(f"JSONPath must start with '$': {query}")
+    steps: list[str | int] = []
+    pos = 1
+    while pos < len(q):
+        m = _JSONPATH_STEP.match(q, pos)
+        if not m:
+            raise ValueError(f"unsupported JSONPath syntax at {q[pos:]!r}")
+        key, idx, qkey = m.groups()
+        steps.append(int(idx) if idx is not None else key if key is not None else qkey)
+        pos = m.end()
+    return steps
+
+
+def _check_output_path(path: Any, where: str) -> None:
+    """A typed check reads a file the run wrote, so its ``path`` is relative to the sandbox and
+    stays inside it. Checked lexically at load: a check that can never read its file would be
+    graded "fail" in every run of every arm (a bad eval set scored as a worse skill)."""
+    if not isinstance(path, str) or not path.strip():
+        raise UserError(f"{where}: typed check needs a non-empty string 'path' (relative to the sandbox)")
+    pure = PurePosixPath(path.replace("\\", "/"))
+    if pure.is_absolute() or (pure.parts and pure.parts[0].endswith(":")):
+        raise UserError(f"{where}: 'path' must be relative to the sandbox, got {path!r}")
+    depth = 0
+    for part in pure.parts:
+        depth += -1 if part == ".." else 0 if part == "." else 1
+        if depth < 0:
+            raise UserError(f"{where}: 'path' escapes the sandbox: {path!r}")
+
+
+def _check_builtin(raw: dict[str, Any], where: str) -> None:
+    """The built-in checks' options, checked at load (exit 2 before any call). A check with a
+    missing option is not graded wrong later: ``contains`` without ``text`` would pass every
+    run (the empty string is in every file), ``json_path`` without ``query`` fail every run."""
+    t = raw["type"]
+    _check_output_path(raw.get("path"), where)
+    if t == "contains":
+        text = raw.get("text")
+        if isinstance(text, bool) or not isinstance(text, (str, int, float)) or str(text) == "":
+            raise UserError(f"{where}: contains check needs a non-empty 'text'")
+    elif t == "regex":
+        _check_pattern(raw.get("pattern"), where)
+        limit = raw.get("timeout_s")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float))
+                                  or limit <= 0):
+            raise UserError(f"{where}: 'timeout_s' must be a positive number of seconds, got {limit!r}")
+    elif t == "json_path":
+        query = raw.get("query")
+        if not isinstance(query, str):
+            raise UserError(f"{where}: json_path check needs a string 'query' (e.g. '$.rows_out')")
+        try:
+            json_path_steps(query)
+        except ValueError as exc:
+            raise UserError(f"{where}: {exc}") from None
+
+
+BUILTIN_CHECKS = ("file_exists", "contains", "regex", "json_path")
+
+
 def parse_expectation(raw: Any, where: str) -> Expectation:
     if isinstance(raw, str):
         if not raw.strip():
@@ -86,12 +152,8 @@ def parse_expectation(raw: Any, where: str) -> Expectation:
     if isinstance(raw, dict):
         if not isinstance(raw.get("type"), str):
             raise UserError(f"{where}: typed expectation needs a string 'type'")
-        if raw["type"] == "regex":
-            _check_pattern(raw.get("pattern"), where)
-            limit = raw.get("timeout_s")
-            if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float))
-                                      or limit <= 0):
-                raise UserError(f"{where}: 'timeout_s' must be a positive number of seconds, got {limit!r}")
+        if raw["type"] in BUILTIN_CHECKS:  # a plugin's check validates its own options
+            _check_builtin(raw, where)
         return Expectation(str(raw.get("description") or describe_check(raw)), dict(raw))
     raise UserError(f"{where}: expectation must be a string or an object, got {type(raw).__name__}")
 

@@ -26,6 +26,16 @@ from skilleval.execution import output_rel, resolve_inside
 from skilleval.functional.runner import RunRecord
 
 ERROR_FILE = "execution_error.json"
+#: what we write into a run's outputs/ beside the model's files (skill-creator's layout)
+BOOKKEEPING = ("transcript.md", "metrics.json")
+#: where a model output goes when its usual place is taken (see workspace_paths)
+DISPLACED = "_sandbox"
+#: A valid run none of whose expectations could be graded (it has none, or every grade is a
+#: judge error): grading.json's content (pass_rate null) under another name. Why not
+#: grading.json: skill-creator's aggregator would average its pass_rate as a 0 % run (an error
+#: scored as a failure), and crashes on null; without grading.json it skips the run, as it
+#: skips an errored one.
+UNGRADED_FILE = "ungraded.json"
 """Marks a run folder whose execution errored or timed out (it has no grading.json)."""
 
 
@@ -50,7 +60,7 @@ def grading_json(rec: RunRecord) -> dict[str, Any]:
     return {
         "expectations": exps,
         "summary": {"passed": passed, "failed": failed, "total": total,
-                    "pass_rate": round(passed / total, 4) if total else 0.0, "judge_errors": errors},
+                    "pass_rate": round(passed / total, 4) if total else None, "judge_errors": errors},
         "execution_metrics": metrics_json(rec),
         "timing": {"executor_duration_seconds": round(res.duration_s, 3),
                    "grader_duration_seconds": round(rec.grader_seconds, 3),
@@ -64,7 +74,7 @@ def grading_json(rec: RunRecord) -> dict[str, Any]:
 def metrics_json(rec: RunRecord) -> dict[str, Any]:
     res = rec.result
     return {"tool_calls": res.tool_calls, "total_tool_calls": sum(res.tool_calls.values()),
-            "total_steps": res.turns, "files_created": [output_rel(o.path) for o in res.outputs],
+            "total_steps": res.turns, "files_created": list(workspace_paths([o.path for o in res.outputs]).values()),
             "errors_encountered": res.errors, "output_chars": sum(o.size for o in res.outputs),
             "transcript_chars": len(res.transcript)}
 
@@ -97,6 +107,26 @@ def run_entry(rec: RunRecord) -> dict[str, Any]:
     }
 
 
+def workspace_paths(paths: list[str]) -> dict[str, str]:
+    """Sandbox path of each output -> its path inside the run's ``outputs/``.
+
+    Usually ``output_rel`` (``outputs/x.csv`` and a top-level ``x.csv`` both become
+    ``x.csv``). Why not always: the model may write ``outputs/transcript.md`` or
+    ``outputs/metrics.json`` (ours would overwrite it, and the viewer hides those names), or
+    both ``x.csv`` and ``outputs/x.csv`` (one would overwrite the other). Such an output keeps
+    its whole sandbox path under ``_sandbox/``, so every output the run wrote is in the
+    workspace, visible and unchanged."""
+    taken = set(BOOKKEEPING)
+    out: dict[str, str] = {}
+    for path in sorted(paths, key=lambda p: (not p.startswith("outputs/"), p)):
+        rel = output_rel(path)
+        if rel in taken or rel == DISPLACED or rel.startswith(DISPLACED + "/"):
+            rel = f"{DISPLACED}/{path}"
+        taken.add(rel)
+        out[path] = rel
+    return out
+
+
 def write_workspace(root: Path, records: list[RunRecord], benchmark: dict[str, Any] | None,
                     benchmark_md: str | None, iteration: int | None = None) -> Path:
     root.mkdir(parents=True, exist_ok=True)
@@ -115,21 +145,26 @@ def write_workspace(root: Path, records: list[RunRecord], benchmark: dict[str, A
         out.mkdir(parents=True)
         for d in (eval_dir, eval_dir / rec.arm.name, run):
             _dump(d / "eval_metadata.json", meta)
-        for o in rec.result.outputs:
-            src = resolve_inside(rec.request.sandbox, o.path)
+        for o, rel in workspace_paths([o.path for o in rec.result.outputs]).items():
+            src = resolve_inside(rec.request.sandbox, o)
             if src.is_file():
-                dst = out / output_rel(o.path)
+                dst = out / rel
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(src, dst)
         (out / "transcript.md").write_text(rec.result.transcript, encoding="utf-8")
         _dump(out / "metrics.json", metrics_json(rec))
         if rec.valid:
             (run / ERROR_FILE).unlink(missing_ok=True)
-            _dump(run / "grading.json", grading_json(rec))
+            grading = grading_json(rec)
+            keep, drop = ("grading.json", UNGRADED_FILE) if grading["summary"]["total"] else \
+                (UNGRADED_FILE, "grading.json")
+            (run / drop).unlink(missing_ok=True)
+            _dump(run / keep, grading)
         else:
             # No grading.json: skill-creator's aggregator skips a run without one (with a
             # warning), so an error is never averaged in as a 0% run. The marker says why.
             (run / "grading.json").unlink(missing_ok=True)
+            (run / UNGRADED_FILE).unlink(missing_ok=True)
             _dump(run / ERROR_FILE, {"status": rec.result.status, "error": rec.result.error,
                                      "graded": False, "execution_key": rec.result.key})
         _dump(run / "timing.json", {

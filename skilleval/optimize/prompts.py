@@ -53,6 +53,8 @@ def _tag_safe(text: str) -> str:
 def _effect(e: Effect) -> str:
     if e.value is None:
         return "n/a (no query measured)"
+    if e.low is None or e.high is None:
+        return f"{e.value:+.2f} (no interval) over {e.queries} queries"
     return f"{e.value:+.2f} [{e.low:+.2f}, {e.high:+.2f}] over {e.queries} queries"
 
 

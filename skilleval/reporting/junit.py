@@ -74,8 +74,13 @@ def trigger_suite(job: "JobContext", report: Any) -> TestSuite:
     suite = TestSuite(clean(f"trigger_eval: {report.skill.name}"))
     metrics = {f"{over}.{name}": (None if e.value is None else f"{e.value:.4f} [{e.low:.4f}, {e.high:.4f}]")
                for over, group in (("queries", s.queries), ("runs", s.runs)) for name, e in group.items()}
+    from skilleval.trigger.policies import rates_label
+
     _props(suite, {**_run_props(job), "description": report.skill.description,
                    "eval_set": report.cases_path, "threshold": report.runner.settings.threshold,
+                   # how to read the runs.* metrics (early-stopped under an adaptive policy)
+                   "rates": rates_label(report.runner.settings),
+                   "partial": bool(job.summary.get("partial")),
                    **metrics, "trials": s.trials, "trial_errors": s.errors, "trial_timeouts": s.timeouts})
     for q in report.results:
         expect = "should_trigger" if q.case.should_trigger else "should_not_trigger"
@@ -104,24 +109,29 @@ def functional_suite(job: "JobContext", bench: dict[str, Any]) -> TestSuite:
                    "pass_rate_delta": pr.get("delta"), "pass_rate_delta_low": pr.get("low"),
                    "pass_rate_delta_high": pr.get("high"), "pass_rate_p_value": pr.get("p_value")})
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in bench.get("runs", []):
-        groups.setdefault((str(r.get("eval_name") or r.get("eval_id")), r["configuration"]), []).append(r)
+    errored: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for key, rows in (("runs", groups), ("errored_runs", errored)):
+        for r in bench.get(key, []):
+            rows.setdefault((str(r.get("eval_name") or r.get("eval_id")), r["configuration"]), []).append(r)
+    for ev_arm in errored:  # an eval whose every execution errored still gets its testcase
+        groups.setdefault(ev_arm, [])
     for (ev, arm), runs in sorted(groups.items()):
         case = TestCase(clean(f"{ev} [{arm}]", 1000), clean(f"functional.{meta.get('skill_name', '')}.{arm}"))
+        n_err = len(errored.get((ev, arm), []))
+        not_counted = f"; {n_err} errored/timed-out executions not counted" if n_err else ""
         passed = sum(r["result"].get("passed") or 0 for r in runs)
         failed = sum(r["result"].get("failed") or 0 for r in runs)
         judge_errors = sum(r["result"].get("judge_errors") or 0 for r in runs)
         failing = [f"run {r['run_number']}: {e['text']} — {e.get('evidence') or 'no evidence'}"
                    for r in runs for e in r.get("expectations", []) if e.get("passed") is False]
-        rate = f"{passed}/{passed + failed} expectations passed over {len(runs)} runs"
+        rate = f"{passed}/{passed + failed} expectations passed over {len(runs)} runs{not_counted}"
         if failed:
             f = Failure(clean(f"pass rate {rate}"), "ExpectationFailed")
             f.text = clean("\n".join(failing))
             case.result = [f]
         elif passed + failed == 0:
             case.result = [Error(clean(f"nothing graded: {judge_errors} judge errors, "
-                                       f"{sum(1 for r in runs if r.get('status') != 'ok')} failed executions"),
-                                 "NotGraded")]
+                                       f"{n_err} errored or timed-out executions"), "NotGraded")]
         if judge_errors and failed:
             rate += f"; {judge_errors} judge errors not counted"
         case.system_out = clean(f"pass rate: {rate}")

@@ -65,16 +65,26 @@ class MarkdownReporter:
 
 
 def trigger_md(job: "JobContext", report: Any, max_rows: int) -> str:
+    from skilleval.trigger.policies import rates_label, rates_unbiased
+
     s, r = report.summary, report.runner
+    unbiased = rates_unbiased(r.settings)
     lines = [f"### skilleval trigger_eval: {md(report.skill.name)}", "",
              f"Run `{job.run_id}` · backend {md(job.backend.name)}/{md(job.backend.model)} · "
              f"{s.total_queries} queries, {s.trials} trials ({s.errors} errors, {s.timeouts} timeouts "
              f"not counted) · {r.calls_made} calls, {r.calls_cached} cached · ${r.cost_usd:.4f}", "",
              "| over | precision | recall | accuracy |", "|---|---|---|---|"]
-    for over, group in (("queries", s.queries), ("runs", s.runs)):
+    for over, group in (("queries", s.queries), ("runs" if unbiased else "runs\\*", s.runs)):
         lines.append(f"| {over} | {_est(group['precision'])} | {_est(group['recall'])} | {_est(group['accuracy'])} |")
     lines += ["", "95% Wilson intervals." if abs(r.settings.confidence - 0.95) < 1e-9 else
               f"{r.settings.confidence:.0%} Wilson intervals.", ""]
+    if not unbiased:
+        # an adaptive policy's rates are biased: said next to them, as on the console
+        lines += [(f"\\* Rates and run-level metrics are {md(rates_label(r.settings))}; per-query "
+                   "rates below are early-stopped too. Verdicts and query-level metrics are exact."), ""]
+    if job.summary.get("partial"):
+        lines += [("**Partial: the run was stopped by the budget; queries short of their runs "
+                   "are not the eval set's results.**"), ""]
     bad = [q for q in report.results if q.verdict != "pass"]
     if bad:
         lines += [f"**{s.failed} failed, {s.insufficient} without a verdict**", "",
@@ -93,17 +103,32 @@ def functional_md(job: "JobContext", bench: dict[str, Any], max_rows: int) -> st
     meta, ds = bench.get("metadata") or {}, bench.get("delta_stats") or {}
     p, b = ds.get("primary"), ds.get("baseline")
     pr = ds.get("pass_rate") or {}
+    ci = "[n/a]" if pr.get("low") is None else f"[{pr['low']:+.2f}, {pr['high']:+.2f}]"
     delta = "n/a" if pr.get("delta") is None else \
-        f"{pr['delta']:+.2f} [{pr['low']:+.2f}, {pr['high']:+.2f}], permutation p = {pr.get('p_value')}"
+        f"{pr['delta']:+.2f} {ci}, permutation p = {pr.get('p_value')}"
     lines = [f"### skilleval functional_eval: {md(meta.get('skill_name', ''))}", "",
              f"Run `{job.run_id}` · backend {md(job.backend.name)}/{md(job.backend.model)}", "",
              f"Pass-rate delta ({md(p)} − {md(b)}): {delta}", "",
              f"| eval | {md(p)} | {md(b)} | delta |", "|---|---|---|---|"]
     for row in (bench.get("per_eval") or [])[:max_rows]:
         d = row.get("delta_pass_rate")
-        lines.append(f"| {md(row['eval_name'])} | {row[p]['pass_rate']['mean']:.0%} | "
-                     f"{row[b]['pass_rate']['mean']:.0%} | {'n/a' if d is None else f'{d:+.2f}'} |")
+        lines.append(f"| {md(row['eval_name'])} | {_arm_cell(row[p])} | "
+                     f"{_arm_cell(row[b])} | {'n/a' if d is None else f'{d:+.2f}'} |")
+    errs = bench.get("execution_errors") or {}
+    bad = {a: e for a, e in errs.items() if e.get("error") or e.get("timeout")}
+    if bad:
+        lines += ["", "Errored / timed-out executions (in no number above): " + "; ".join(
+            f"{md(a)}: {e.get('error', 0)} / {e.get('timeout', 0)}" for a, e in bad.items()) + "."]
     return "\n".join(lines) + "\n\n"
+
+
+def _arm_cell(a: dict[str, Any]) -> str:
+    """One arm of one eval: its mean pass rate, or why it has none (errors are never a 0 %)."""
+    err = f" ({a['errors']} errored)" if a.get("errors") else ""
+    if a.get("insufficient"):
+        return f"insufficient: {a.get('valid', 0)} valid{err}"
+    mean = (a.get("pass_rate") or {}).get("mean")
+    return ("n/a" if mean is None else f"{mean:.0%}") + err
 
 
 def gates_md(results: list[Any]) -> str:

@@ -124,7 +124,8 @@ class ConsoleReporter:
                               safe(", ".join(others)))
             out.print(table)
         s = report.summary
-        metrics = Table(title="metrics (95% Wilson intervals)", title_justify="left")
+        level = f"{report.runner.settings.confidence * 100:g}%"
+        metrics = Table(title=f"metrics ({level} Wilson intervals)", title_justify="left")
         metrics.add_column("over")
         for name in ("precision", "recall", "accuracy", "f1"):
             metrics.add_column(name)

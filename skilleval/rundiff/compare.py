@@ -103,6 +103,18 @@ def trigger_diff(a: RunData, b: RunData, common: bool, confidence: float) -> dic
     if insufficient:
         notes.append(f"{insufficient} query(ies) without a verdict in one run (too few valid runs) "
                      "are left out of the test and the deltas")
+    for name, rows in (("A", qa), ("B", qb)):
+        stopped = sum(rows[k].early_stopped for k in keys)
+        if stopped:
+            notes.append(f"{name}: {stopped} query(ies) stopped early (adaptive policy): their "
+                         "rates and rate changes are early-stopped (biased); verdicts, flips, "
+                         "McNemar and the accuracy/precision/recall deltas are exact")
+    ta = {qa[k].threshold for k in keys} - {None}
+    tb = {qb[k].threshold for k in keys} - {None}
+    if ta and tb and ta != tb:
+        notes.append(f"the runs used different thresholds (A {', '.join(map(str, sorted(ta)))}, "
+                     f"B {', '.join(map(str, sorted(tb)))}): a flip may come from the threshold, "
+                     "not from a change in triggering")
     notes.extend(setting_notes(a, b))
     return {
         "kind": "trigger", "a": _side(a), "b": _side(b), "confidence": confidence,
@@ -124,9 +136,10 @@ def trigger_diff(a: RunData, b: RunData, common: bool, confidence: float) -> dic
 
 def setting_notes(a: RunData, b: RunData) -> list[str]:
     """One note per verdict-shaping setting the two runs both record and differ in: a query
-    that flips (or a rate that moves) may owe it to that, not to the description."""
+    that flips (or a rate that moves) may owe it to that, not to the description. (The
+    threshold has its own note above, from the per-query rows.)"""
     out = []
-    for key in ("backend", "model", "threshold", "policy"):
+    for key in ("backend", "model", "policy"):
         x, y = a.settings.get(key), b.settings.get(key)
         if x is not None and y is not None and x != y:
             out.append(f"the runs differ in {key} (A {x}, B {y}): flips and rate changes may come "
@@ -144,7 +157,7 @@ def _fired(q: QueryRow) -> tuple[int, int]:
 
 def _qside(q: QueryRow) -> dict[str, Any]:
     return {"rate": _r(q.rate), "triggers": q.triggers, "valid_runs": q.valid_runs,
-            "errors": q.errors, "timeouts": q.timeouts,
+            "errors": q.errors, "timeouts": q.timeouts, "early_stopped": q.early_stopped,
             "verdict": "insufficient" if q.passed is None else ("pass" if q.passed else "fail")}
 
 

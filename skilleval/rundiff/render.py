@@ -26,12 +26,15 @@ def _delta(d: dict[str, Any], pct: bool = True) -> str:
     if d.get("delta") is None:
         return "n/a"
     f = (lambda v: f"{v * 100:+.0f} pp") if pct else (lambda v: f"{v:+.2f}")
+    if d.get("low") is None:  # too little data for an interval (one eval, one run)
+        return f"{f(d['delta'])} (CI n/a)"
     return f"{f(d['delta'])} [{f(d['low'])}, {f(d['high'])}]"
 
 
 def _rate(side: dict[str, Any]) -> str:
     bad = side["errors"] + side["timeouts"]
-    return f"{side['triggers']}/{side['valid_runs']}" + (f" ({bad} err)" if bad else "")
+    stopped = " (early-stopped)" if side.get("early_stopped") else ""
+    return f"{side['triggers']}/{side['valid_runs']}" + (f" ({bad} err)" if bad else "") + stopped
 
 
 def render(d: dict[str, Any], console: Console) -> None:

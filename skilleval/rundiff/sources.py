@@ -29,6 +29,10 @@ class QueryRow:
     errors: int
     timeouts: int
     passed: bool | None
+    # the rate stopped early (an adaptive policy ended the query once its verdict was
+    # settled): the verdict is exact, the rate is biased
+    early_stopped: bool = False
+    threshold: float | None = None
 
     @property
     def rate(self) -> float | None:
@@ -129,12 +133,17 @@ def _from_store(run_id: str, store: Store) -> RunData:
             data = RunData("trigger", run_id, run_id, rows[0]["skill"], rows[0]["description"])
             data.queries = [QueryRow(r["query"], bool(r["should_trigger"]), r["triggers"] or 0,
                                      r["valid_runs"] or 0, r["errors"] or 0, r["timeouts"] or 0,
-                                     r["passed"]) for r in rows]
-            data.settings = {"threshold": rows[0].get("threshold"), "policy": rows[0].get("policy")}
+                                     r["passed"], _stopped_early(r), r.get("threshold"))
+                            for r in rows]
+            data.settings = {"policy": rows[0].get("policy")}
             if "runs" in tables:
-                for run in store.query("SELECT backend, model FROM runs WHERE run_id = ?",
-                                       [run_id]).to_pylist()[:1]:
-                    data.settings.update(backend=run["backend"], model=run["model"])
+                status = store.query("SELECT status, backend, model FROM runs WHERE run_id = ?",
+                                     [run_id]).to_pylist()
+                # (a run still "running" is the gate's own current run, complete by then)
+                if status and status[0]["status"] in ("budget_stopped", "interrupted", "failed", "stale"):
+                    data.notes.append(f"{run_id} is {status[0]['status']}: its results are partial")
+                if status:
+                    data.settings.update(backend=status[0]["backend"], model=status[0]["model"])
             return data
     if "runs" in tables:
         runs = store.query("SELECT output_dir, status FROM runs WHERE run_id = ?", [run_id]).to_pylist()
@@ -148,6 +157,12 @@ def _from_store(run_id: str, store: Store) -> RunData:
                             f"benchmark.json in {runs[0]['output_dir']}")
     raise UserError(f"no run {run_id!r} in the store at {store.root} (give a run id, latest, "
                     "latest~N, or a results.json / benchmark.json file)")
+
+
+def _stopped_early(row: dict[str, Any]) -> bool:
+    """A store row whose query got fewer runs than planned under an adaptive policy."""
+    policy, planned = row.get("policy"), row.get("planned_runs")
+    return bool(policy and policy != "fixed" and planned is not None and (row.get("runs") or 0) < planned)
 
 
 def from_file(path: Path) -> RunData:
@@ -168,9 +183,12 @@ def from_file(path: Path) -> RunData:
 def _trigger_file(path: Path, doc: dict[str, Any]) -> RunData:
     data = RunData("trigger", str(path), doc.get("run_id"), doc.get("skill_name"), doc.get("description"))
     ours = "metrics" in doc
+    threshold = (doc.get("settings") or {}).get("threshold") if ours else None
+    if ours and doc.get("partial"):
+        data.notes.append(f"{path.name}: the run was stopped by the budget; its results are partial")
     settings = doc.get("settings") if isinstance(doc.get("settings"), dict) else {}
-    data.settings = {"threshold": settings.get("threshold"), "policy": settings.get("policy"),
-                     "backend": doc.get("backend"), "model": doc.get("model")}
+    data.settings = {"policy": settings.get("policy"), "backend": doc.get("backend"),
+                     "model": doc.get("model")}
     if not ours:
         data.notes.append(f"{path.name}: skill-creator's format counts errors as 'not triggered'; "
                           "its rates cannot separate them")
@@ -186,13 +204,19 @@ def _trigger_file(path: Path, doc: dict[str, Any]) -> RunData:
             raise UserError(f"{path}: results[{i}] is not a trigger result ({exc})") from None
         data.queries.append(QueryRow(query, should, triggers, valid, int(r.get("errors", 0) or 0),
                                      int(r.get("timeouts", 0) or 0),
-                                     None if passed is None else bool(passed)))
+                                     None if passed is None else bool(passed),
+                                     bool(ours and r.get("early_stopped")), threshold))
     return data
 
 
 def _benchmark_file(path: Path, doc: dict[str, Any]) -> RunData:
     meta = doc.get("metadata") or {}
     data = RunData("functional", str(path), meta.get("run_id"), meta.get("skill_name"))
+    # evals an arm had too few valid executions of (functional.min_valid): the run itself
+    # left them out of its delta, and so does the diff
+    short = {(str(arm), str(e)) for arm, v in (doc.get("execution_errors") or {}).items()
+             if isinstance(v, dict) for e in v.get("insufficient_evals") or []}
+    left_out = 0
     for i, r in enumerate(doc["runs"]):
         try:
             arm = str(r["configuration"])
@@ -200,6 +224,11 @@ def _benchmark_file(path: Path, doc: dict[str, Any]) -> RunData:
             rate = (r.get("result") or {}).get("pass_rate")
         except (KeyError, TypeError) as exc:
             raise UserError(f"{path}: runs[{i}] is not a benchmark run ({exc})") from None
-        if rate is not None:  # a run with no gradable expectation has no rate (not a zero)
+        if (arm, name) in short:
+            left_out += 1
+        elif rate is not None:  # a run with no gradable expectation has no rate (not a zero)
             data.evals.setdefault(arm, {}).setdefault(name, []).append(float(rate))
+    if left_out:
+        data.notes.append(f"{path.name}: {left_out} run(s) of evals an arm had too few valid "
+                          "executions of (insufficient) are left out, as in the run's own delta")
     return data

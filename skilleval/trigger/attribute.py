@@ -80,28 +80,34 @@ def run_attribute(job: "JobContext") -> int:
         return rates[s]
 
     loo = attr.leave_one_out(n, value)
-    shap = attr.shapley_exact(n, value) if exact else attr.shapley_sampled(n, perms, value)
+    marg = None if exact else attr.marginals(n, perms, value)
+    shap = attr.shapley_exact(n, value) if marg is None else marg.mean(axis=0)
     conf = settings.confidence
     rows = []
     for i, sentence in enumerate(sentences):
         row: dict[str, Any] = {"index": i, "sentence": sentence}
         for name, per_query in (("loo", loo[i]), ("shapley", shap[i])):
             for metric, mask in (("recall", positive), ("false_trigger_rate", ~positive)):
-                mean, lo, hi = attr.paired_interval(per_query[mask], boot=boot, confidence=conf, seed=i)
+                per_perm = marg[:, i][:, mask] if name == "shapley" and marg is not None else None
+                mean, lo, hi = attr.paired_interval(per_query[mask], boot=boot, confidence=conf,
+                                                    seed=i, per_perm=per_perm)
                 row[f"{name}_{metric}"] = {"value": mean, "low": lo, "high": hi,
                                            "queries": int((~np.isnan(per_query[mask])).sum())}
         rows.append(row)
     ranked = sorted(rows, key=lambda r: -(r["shapley_recall"]["value"] or 0.0))
     out = {"skill": skill.name, "sentences": sentences, "method": "exact" if exact else "sampled",
            "permutations": None if exact else n_perms, "coalitions": len(rates),
-           "runs": settings.runs, "confidence": conf, "unit": "queries (paired bootstrap)",
+           "runs": settings.runs, "confidence": conf,
+           "unit": "queries (paired bootstrap)" if exact else
+                   "queries and permutations (paired two-way bootstrap)",
            "ranking": [r["index"] for r in ranked], "attribution": rows,
            "recall_full": _mean(rates[full][positive]), "ftr_full": _mean(rates[full][~positive])}
     (job.output_dir / "results.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
                        cost_usd=runner.cost_usd, coalitions=len(rates))
     table = Table(title=f"sentence attribution ({out['method']} Shapley; effect on recall and on "
-                        f"false-trigger rate, {conf:.0%} paired intervals over queries)")
+                        f"false-trigger rate, {conf:.0%} paired intervals over queries"
+                        f"{'' if exact else ' and permutations'})")
     for col in ("#", "sentence", "Shapley Δrecall", "Shapley ΔFTR", "drop it: Δrecall", "drop it: ΔFTR"):
         table.add_column(col, overflow="fold")
     for r in ranked:
@@ -122,6 +128,8 @@ def _fmt(e: dict[str, Any], neg: bool = False) -> str:
     if e["value"] is None:
         return "n/a"
     s = -1 if neg else 1
+    if e["low"] is None:
+        return f"{s * e['value']:+.2f} (CI n/a: {e['queries']} query)"
     lo, hi = sorted((s * e["low"], s * e["high"]))
     return f"{s * e['value']:+.2f} [{lo:+.2f}, {hi:+.2f}]"
 

@@ -75,6 +75,12 @@ def load_routing_cases(path: str | Path, skill_names: Sequence[str]) -> list[Rou
             raise UserError(f"{p}: entry {i}: expected_skill {exp!r} is not one of the given "
                             f"skills ({', '.join(skill_names)})")
         cases.append(RoutingCase(str(e.get("id", f"r{i}")), e["query"], exp))
+    # Results are tallied by id: two cases under one id would share the second's expectation.
+    seen: set[str] = set()
+    for c in cases:
+        if c.id in seen:
+            raise UserError(f"{p}: duplicate id {c.id!r}")
+        seen.add(c.id)
     return cases
 
 
@@ -190,7 +196,8 @@ def run_routing(job: "JobContext") -> int:
         results = job.run(runner.evaluate(anchor, trigger_cases, others, label="routing"))
     job.store.close()
     m = metrics(tally(results, cases, names), settings.confidence)
-    m.update(skills=names, catalog=len(filler), runs=settings.runs, cases=str(cases_file))
+    m.update(skills=names, catalog=len(filler), runs=settings.runs, cases=str(cases_file),
+             confidence=settings.confidence)
     _store_rows(job, results, cases, settings)
     (job.output_dir / "results.json").write_text(json.dumps(m, indent=2) + "\n", encoding="utf-8")
     job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
@@ -205,7 +212,7 @@ def run_routing(job: "JobContext") -> int:
     for e, row in m["matrix"].items():
         table.add_row(escape(e), *(str(row[c]) for c in m["columns"]))
     job.out.print(table)
-    per = Table(title="per skill (over trials, Wilson intervals)")
+    per = Table(title=f"per skill (over trials, {settings.confidence * 100:g}% Wilson intervals)")
     for col in ("skill", "precision", "recall"):
         per.add_column(col)
     for s, v in m["per_skill"].items():
@@ -225,23 +232,33 @@ def _fmt(e: dict[str, Any]) -> str:
 
 def _store_rows(job: "JobContext", results: Sequence["QueryResult"], cases: Sequence[RoutingCase],
                 settings: Any) -> None:
+    from skilleval.trigger.policies import verdict
     now = dt.datetime.now(dt.timezone.utc)
     by_id = {c.id: c for c in cases}
     rows = []
     for q in results:
         c = by_id[q.case.id]
         valid = [r for r in q.results if r.outcome.valid]
-        right = sum(r.fired == c.expected for r in valid)
-        rate = right / len(valid) if valid else None
+        # The queries table's meaning, as for any trigger run: `triggers` counts the valid
+        # trials that fired the expected skill or, for a "none" case, fired anything at all,
+        # and the verdict follows the trigger rule (rate >= threshold if it should fire,
+        # rate < threshold if not), so diff, the viewer and SQL read these rows correctly.
+        should = c.expected is not None
+        fired = sum((r.fired == c.expected) if should else (r.fired is not None) for r in valid)
+        rate = fired / len(valid) if valid else None
+        # the trigger rule, min_valid included (fewer valid runs: "insufficient")
+        v = verdict(fired, len(valid), should, settings)
+        passed = None if v == "insufficient" else v == "pass"
         rows.append({
             **job.identity_row(), "ts": now, "skill": c.expected or NONE, "description": "",
-            "split": None, "case_id": c.id, "query": c.query, "should_trigger": c.expected is not None,
-            "runs": len(q.results), "valid_runs": len(valid), "triggers": right,
+            "split": None, "case_id": c.id, "query": c.query, "should_trigger": should,
+            "runs": len(q.results), "valid_runs": len(valid), "triggers": fired,
             "errors": sum(r.outcome is Outcome.ERROR for r in q.results),
             "timeouts": sum(r.outcome is Outcome.TIMEOUT for r in q.results), "trigger_rate": rate,
-            "verdict": "insufficient" if rate is None else ("pass" if rate >= settings.threshold else "fail"),
-            "passed": None if rate is None else rate >= settings.threshold,
-            "fired_other": sum(r.fired != c.expected for r in valid), "threshold": settings.threshold,
+            "verdict": v,
+            "passed": passed,
+            "fired_other": sum(r.fired is not None and r.fired != c.expected for r in valid),
+            "threshold": settings.threshold,
             "cached_runs": q.cached,
         })
     job.store.writer("queries", job.experiment, job.run_id).write(rows)

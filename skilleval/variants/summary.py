@@ -9,7 +9,10 @@ their ``runs`` rows), so it costs no call and can be rebuilt any time.
   interval. Queries without a verdict (too few valid runs) are left out and counted.
 * Per model, the best variant and an exact two-sided McNemar test against the original over
   the queries both measured (discordant pairs only: b = best right and original wrong, c =
-  the reverse). The original is the job whose variant is ``original`` or unset.
+  the reverse). The original is the job whose variant is ``original`` or unset. The best is
+  picked after seeing K variants' results, so its p-value is Bonferroni-adjusted over the K
+  (``p_adjusted`` = min(1, K·p)) and "significant" is said of that: the raw p of a winner
+  chosen among three is not a 5 % test.
 * A note when the best variant differs between models.
 """
 from __future__ import annotations
@@ -110,8 +113,12 @@ def build(store: Any, sweep_id: str, confidence: float = 0.95) -> SweepSummary |
             shared = sorted(set(best.passed) & set(orig.passed))
             b = sum(1 for q in shared if best.passed[q] and not orig.passed[q])
             c_ = sum(1 for q in shared if orig.passed[q] and not best.passed[q])
-            versus = {"b": b, "c": c_, "n": len(shared), "p_value": mcnemar_exact(b, c_),
-                      "test": "exact McNemar, two-sided, over the queries both measured"}
+            k = sum(1 for c in mine if c.variant != ORIGINAL)
+            p = mcnemar_exact(b, c_)
+            versus = {"b": b, "c": c_, "n": len(shared), "p_value": p,
+                      "variants_compared": k, "p_adjusted": min(1.0, k * p),
+                      "test": "exact McNemar, two-sided, over the queries both measured; "
+                              "p_adjusted: Bonferroni over the variants the best was picked from"}
         verdicts.append(ModelVerdict(m, best.variant, best.accuracy["value"], versus))
         if orig is None:
             notes.append(f"{m}: the original was not measured in this sweep, so the best variant "
@@ -151,9 +158,10 @@ def render(summary: SweepSummary, console: Any) -> None:
         if v.best == ORIGINAL:
             line += " (the original itself)"
         elif vs is not None:
-            sig = "significant" if vs["p_value"] < 0.05 else "not significant"
+            sig = "significant" if vs["p_adjusted"] < 0.05 else "not significant"
             line += (f" vs original: +{vs['b']}/-{vs['c']} over {vs['n']} queries, exact McNemar "
-                     f"p={vs['p_value']:.3g} ({sig})")
+                     f"p={vs['p_value']:.3g}, Bonferroni over {vs['variants_compared']} variants "
+                     f"p={vs['p_adjusted']:.3g} ({sig})")
         console.print(line)
     for n in summary.notes:
         console.print(f"note: {escape(n)}")

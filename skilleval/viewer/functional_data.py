@@ -16,6 +16,12 @@ from typing import Any, Callable
 from skilleval.viewer import feedback, files
 from skilleval.viewer.queries import Queries
 
+#: a run folder's grades when nothing could be graded (skilleval.functional.workspace.UNGRADED_FILE;
+#: not imported: the viewer does not load the functional package)
+UNGRADED_FILE = "ungraded.json"
+#: the marker of an errored or timed-out run (skilleval.functional.workspace.ERROR_FILE)
+ERROR_FILE = "execution_error.json"
+
 
 def _json(path: Path) -> Any:
     try:
@@ -95,8 +101,10 @@ def functional_page(q: Queries, run_id: str, iteration: Path | None, *,
         rid = feedback.review_id(iteration, run["run_dir"])
         entry = {"review_id": rid, "config": run["config"], "run_number": run["run_number"],
                  "files": _outputs(run["run_dir"], roots, url),
-                 "grading": _json(run["run_dir"] / "grading.json") or _json(run["run_dir"].parent / "grading.json"),
-                 "timing": _json(run["run_dir"] / "timing.json"), "feedback": fb.get(rid, "")}
+                 "grading": (_json(run["run_dir"] / "grading.json") or _json(run["run_dir"] / UNGRADED_FILE)
+                             or _json(run["run_dir"].parent / "grading.json")),
+                 "timing": _json(run["run_dir"] / "timing.json"), "feedback": fb.get(rid, ""),
+                 "execution_error": _json(run["run_dir"] / ERROR_FILE)}
         if prev is not None:
             prev_dir = prev / run["run_dir"].relative_to(iteration)
             if prev_dir.is_dir():

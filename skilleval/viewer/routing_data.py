@@ -29,4 +29,5 @@ def routing_page(q: Queries, run_id: str) -> dict[str, Any]:
         "columns": columns, "rows": rows, "skills": r.get("skills") or [],
         "per_skill": r.get("per_skill") or {}, "accuracy": r.get("accuracy"),
         "errors": r.get("errors"), "catalog": r.get("catalog"), "runs": r.get("runs"),
-        "unit": r.get("unit", "trials"), "descriptions": r.get("descriptions") or {}}}
+        "unit": r.get("unit", "trials"), "descriptions": r.get("descriptions") or {},
+        "confidence": r.get("confidence", 0.95)}}

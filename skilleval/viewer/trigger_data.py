@@ -60,6 +60,11 @@ def trigger_page(q: Queries, run_id: str, confidence: float = 0.95) -> dict[str,
             "fired_other": r["fired_other"], "rate": rate,
             "verdict": r.get("verdict") or "running", "description": r.get("description"),
             "skill": r.get("skill"),
+            # an adaptive policy stopped this query once its verdict was settled: the verdict
+            # is exact, the rate is early-stopped (biased) and is labelled so on the page
+            "early_stopped": bool(r.get("policy") and r.get("policy") != "fixed"
+                                  and r.get("planned_runs") is not None
+                                  and (r.get("runs") or 0) < r["planned_runs"]),
         })
     return {"live": live, "queries": out_rows, "metrics": _metrics(out_rows, confidence),
             "listing": listing(q, run_id)}

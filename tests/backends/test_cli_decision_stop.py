@@ -9,11 +9,49 @@ import pytest
 
 from backend_cases import PDF, trials
 from skilleval.backends.claude_cli import ClaudeCliBackend, ClaudeCliParams
-from skilleval.backends.cli_gate import ProcessGate
+from skilleval.backends.cli_gate import IDLE_HEADROOM, IdleMeter, ProcessGate
 from skilleval.backends.cli_process import usable_cpus
 from skilleval.domain import Outcome
 
 pytestmark = pytest.mark.timeout(240)
+
+
+class RecordingMeter(IdleMeter):
+    """The real meter, keeping each idle share the gate acted on and how many trials were
+    queued then. The cap may grow only in a window with idle CPUs (cli_gate), so whether it
+    must have grown depends on the machine: another job (a second test worker, a build) can
+    keep every CPU busy, and then holding the cap is the right behaviour, not a failure."""
+
+    def __init__(self, gate: ProcessGate) -> None:
+        super().__init__()
+        self.gate = gate
+        self.windows: list[tuple[float, int]] = []  # (idle share, trials queued)
+
+    def idle_share(self) -> float | None:
+        share = super().idle_share()
+        if share is not None:
+            self.windows.append((round(share, 3), self.gate.waiting))
+        return share
+
+    def had_room(self) -> bool:
+        """A window with idle CPUs while at least two trials were queued: the cap grew, and
+        more processes than CPUs must have run at once."""
+        return any(share >= IDLE_HEADROOM and queued >= 2 for share, queued in self.windows)
+
+
+def recording(backend: ClaudeCliBackend) -> RecordingMeter:
+    meter = RecordingMeter(backend.gate)
+    backend.gate.meter = meter
+    return meter
+
+
+def assert_cap_followed_the_machine(meter: RecordingMeter, peak: int, at_api: int, cpus: int) -> None:
+    """Idle CPUs with trials queued: more processes than CPUs, and the API saw them at once.
+    Every window busy: the cap held at the CPUs."""
+    if meter.had_room():
+        assert peak > cpus and at_api > cpus, (peak, at_api, cpus, meter.windows)
+    else:
+        assert peak == cpus, (peak, cpus, meter.windows)
 
 
 def test_default_process_cap_is_the_usable_cpus(sim, claude_bin) -> None:  # noqa: ANN001
@@ -162,18 +200,19 @@ def test_more_processes_when_the_api_keeps_them_waiting(sim, claude_bin) -> None
         sim.reset(latency_ms=latency_ms)  # stats (the in-flight peak) start again
         b = ClaudeCliBackend(ClaudeCliParams(executable=claude_bin, base_url=sim.url,
                                              model="sim-1", timeout_s=120.0))
+        meter = recording(b)
 
         async def go():  # noqa: ANN202
             return await asyncio.gather(*(b.run_trial(t) for t in items))
         got = asyncio.run(go())
         assert all(r.outcome in (Outcome.TRIGGERED, Outcome.NOT_TRIGGERED) for r in got), got
-        return b.gate.peak, sim.stats().get("messages_in_flight_peak", 0)
+        return b.gate.peak, sim.stats().get("messages_in_flight_peak", 0), meter
 
     cpus = usable_cpus()
-    peak, at_api = run(0.0)
+    peak, at_api, _ = run(0.0)
     assert peak == cpus and at_api <= cpus
-    peak, at_api = run(1500.0)
-    assert peak > cpus and at_api > cpus, (peak, at_api, cpus)
+    peak, at_api, meter = run(1500.0)
+    assert_cap_followed_the_machine(meter, peak, at_api, cpus)
 
 
 def test_one_api_call_per_trial_under_load(sim, claude_bin) -> None:  # noqa: ANN001
@@ -208,14 +247,14 @@ def test_completions_and_tasks_teach_the_cap_as_trials_do(sim, claude_bin, tmp_p
     sim.reset(latency_ms=1000.0)
     b = ClaudeCliBackend(ClaudeCliParams(executable=claude_bin, base_url=sim.url, model="sim-1",
                                          timeout_s=120.0))
+    meter = recording(b)
 
     async def completions():  # noqa: ANN202
         return await asyncio.gather(*(b.complete(f"Say hello {i}") for i in range(10)))
     got = asyncio.run(completions())
     assert all("simulated completion" in c.text for c in got)
-    cpus = usable_cpus()
-    assert b.gate.peak > cpus and sim.stats().get("messages_in_flight_peak", 0) > cpus, \
-        (b.gate.peak, sim.stats(), cpus)
+    assert_cap_followed_the_machine(meter, b.gate.peak, sim.stats().get("messages_in_flight_peak", 0),
+                                    usable_cpus())
 
     task = ClaudeCliBackend(ClaudeCliParams(executable=claude_bin, base_url=sim.url, model="sim-1",
                                             timeout_s=120.0))

@@ -194,3 +194,23 @@ def test_budget_stop_writes_nothing_and_exits_4(tmp_path: Path, skilleval_cli) -
                              "budget.max_calls=0", "progress=false")
     assert proc.returncode == 4 and "stopped by the budget" in proc.stderr
     assert "nothing was written" in proc.stderr and not (skill / "evals").exists()
+
+
+def test_offline_draft_has_no_positive_that_only_names_the_skill(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN001
+    """The body's only heading is the skill's name ("# Haiku writer"): with the name taken out
+    (a query naming the skill leaks), the heading left "this", and the drafter wrote
+    should-trigger queries with nothing to trigger on ("Could you help me with this? this.")."""
+    from skilleval.evalsets.text import content_stems
+
+    skill = tmp_path / "haiku-writer"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text(
+        "---\nname: haiku-writer\ndescription: Writes haiku about any topic. Use when the user asks "
+        "for a haiku or a short poem.\n---\n# Haiku writer\n\nWrite three lines, 5-7-5 syllables. "
+        "Save the poem to outputs/haiku.txt and count the syllables of every line.\n")
+    skilleval_cli.run("+experiment=draft_evals", f"skill={skill}", "progress=false")
+    rows = json.loads((skill / "evals" / "trigger_eval.json").read_text())
+    for r in rows:
+        if r["should_trigger"]:
+            span_words = content_stems(r["span"]) - content_stems("haiku writer")
+            assert span_words, r  # the query was built from something the skill does

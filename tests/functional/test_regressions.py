@@ -205,3 +205,31 @@ def test_cached_grades_keep_user_notes(tmp_path: Path) -> None:
     assert [c for c, _ in second] == [1, 1]
     assert [n for _, n in second] == [n for _, n in first] == [{"uncertainties": ["u"], "needs_review": [],
                                                                "workarounds": []}] * 2
+
+
+def test_a_run_with_nothing_graded_exports_no_zero_pass_rate(cli, tmp_path: Path) -> None:
+    """A valid run whose expectations are all judge errors (or that has none) used to get a
+    grading.json with pass_rate 0.0, which skill-creator's aggregator averages as a 0 % run.
+    It now has no grading.json (the aggregator skips it, as it skips an errored run) and its
+    judge errors are in ungraded.json, which the viewer shows."""
+    src = json.loads((CSV_TIDY / "evals" / "evals.json").read_text())["evals"][0]
+    evals = [{"id": 1, "name": "judge-fails", "prompt": src["prompt"], "files": src["files"],
+              "expectations": ["[[sim:invalid-json]] every email is lowercase"]},
+             {"id": 2, "name": "no-expectations", "prompt": src["prompt"], "files": src["files"]},
+             {"id": 3, "name": "graded", "prompt": src["prompt"], "files": src["files"],
+              "expectations": [{"type": "file_exists", "path": "outputs/contacts_clean.csv"}]}]
+    path = tmp_path / "evals.json"
+    path.write_text(json.dumps({"skill_name": "csv-tidy", "evals": evals}))
+    cli.run("+experiment=functional_eval", *FAST, f"functional.evals={path}", "functional.runs=1",
+            "functional.analyze=false", check=0, timeout=300)
+    [it] = cli.outputs.rglob("iteration-1")
+    # skill-creator's aggregator: eval-*/<config>/run-*/grading.json, summary.pass_rate pooled
+    pooled = {g.parent.parent.parent.name: json.loads(g.read_text())["summary"]["pass_rate"]
+              for g in it.glob("eval-*/*/run-*/grading.json")}
+    assert set(pooled) == {"eval-graded"}  # the runs with something graded, and only those
+    ungraded = [json.loads(g.read_text()) for g in it.glob("eval-judge-fails/*/run-*/ungraded.json")]
+    assert len(ungraded) == 2
+    assert all(u["summary"]["pass_rate"] is None and u["summary"]["judge_errors"] == 1 for u in ungraded)
+    out = tmp_path / "r.html"
+    cli.run("report", "latest", "-o", str(out))
+    assert "JUDGE ERROR: invalid grader reply" in out.read_text()  # the viewer shows why

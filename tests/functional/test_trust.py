@@ -192,3 +192,28 @@ def test_functional_eval_with_the_real_cli_against_serve_sim(skilleval_cli, sim4
         assert grading["summary"]["total"] > 0 and grading["summary"]["passed"] > 0
     b = json.loads((it / "benchmark.json").read_text())
     assert b["skill_fired"]["with_skill"] == {"fired": 1, "runs": 1}
+
+
+def test_every_execution_errored_is_counted_per_arm_and_exported(skilleval_cli, sim400) -> None:  # noqa: ANN001
+    """All executions fail (HTTP 500, retries off): still exit 3, but the errors are counted
+    per arm on stderr and in benchmark.json, and the workspace holds each errored run's
+    marker (no grading.json, so no 0 % run for skill-creator's aggregator). Before, the run
+    stopped with one line of error texts and wrote nothing."""
+    sim400.configure(server_error_rate=1.0)
+    try:
+        p = skilleval_cli.run("+experiment=functional_eval", "functional.runs=1", "functional.only=[1]",
+                              "functional.analyze=false", "functional.bootstrap=50", "backend=anthropic_api",
+                              f"backend.base_url={sim400.url}", "backend.max_retries=0", timeout=300)
+    finally:
+        sim400.configure(server_error_rate=0.0)
+    assert p.returncode == 3, p.stdout + p.stderr
+    err = [ln for ln in p.stderr.splitlines() if ln.startswith("skilleval: error:")]
+    assert len(err) == 1 and "with_skill: 0 valid, 1 errored" in err[0] and "without_skill: 0 valid, 1 errored" in err[0]
+    assert "Traceback" not in p.stderr
+    [bp] = skilleval_cli.outputs.rglob("iteration-1/benchmark.json")
+    b = json.loads(bp.read_text())
+    assert b["runs"] == [] and len(b["errored_runs"]) == 2 and b["flags"]
+    assert {a: (e["valid"], e["error"]) for a, e in b["execution_errors"].items()} == {
+        "with_skill": (0, 1), "without_skill": (0, 1)}
+    assert not list(bp.parent.rglob("grading.json"))
+    assert len(list(bp.parent.rglob("execution_error.json"))) == 2

@@ -2,6 +2,7 @@
 (no trial or execution reaches the store)."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -25,10 +26,26 @@ def files(tmp_path_factory) -> Path:  # noqa: ANN001
     (d / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
     (d / "evals-nonutf.json").write_bytes(b'{"evals": [{"prompt": "caf\xe9"}]}')
     (d / "a-file").write_text("x")
+    task = {"id": 1, "prompt": "Clean evals/files/contacts.csv and write outputs/contacts_clean.csv",
+            "files": ["evals/files/contacts.csv"]}
+    (d / "input-escapes.json").write_text(json.dumps({"evals": [{**task, "files": ["../../../../../etc/passwd"],
+                                                                 "expectations": ["x"]}]}))
+    for name, check in TYPED_CHECKS.items():
+        (d / f"typed-{name}.json").write_text(json.dumps({"evals": [{**task, "expectations": [check]}]}))
     (d / "sloop").symlink_to("sloop")
     return d
 
 
+# a typed check that can never read its file is a bad eval set, not a graded "fail" in every
+# run (nor, for `contains` without text, a "pass" in every run)
+TYPED_CHECKS = {
+    "no-path": {"type": "file_exists"},
+    "traversal": {"type": "file_exists", "path": "../../../etc/passwd"},
+    "absolute": {"type": "contains", "path": "/etc/passwd", "text": "root"},
+    "no-text": {"type": "contains", "path": "outputs/contacts_clean.csv"},
+    "no-query": {"type": "json_path", "path": "outputs/report.json", "equals": 24},
+    "bad-query": {"type": "json_path", "path": "outputs/report.json", "query": "rows_in(", "equals": 24},
+}
 TRIGGER = ("+experiment=trigger_eval", "backend=stub")
 FUNCTIONAL = ("+experiment=functional_eval", "backend=stub")
 CASES = {
@@ -49,6 +66,14 @@ CASES = {
     "functional.max_turns=abc": ((*FUNCTIONAL, "functional.max_turns=abc"), "functional.max_turns"),
     "functional.bootstrap=-5": ((*FUNCTIONAL, "functional.bootstrap=-5"), "functional.bootstrap"),
     "functional.confidence=5": ((*FUNCTIONAL, "functional.confidence=5"), "functional.confidence"),
+    "input file outside the skill": ((*FUNCTIONAL, "functional.evals={d}/input-escapes.json"),
+                                     "is outside the skill folder"),
+    "typed check without path": ((*FUNCTIONAL, "functional.evals={d}/typed-no-path.json"), "needs a non-empty string 'path'"),
+    "typed check escapes": ((*FUNCTIONAL, "functional.evals={d}/typed-traversal.json"), "escapes the sandbox"),
+    "typed check absolute": ((*FUNCTIONAL, "functional.evals={d}/typed-absolute.json"), "relative to the sandbox"),
+    "contains without text": ((*FUNCTIONAL, "functional.evals={d}/typed-no-text.json"), "needs a non-empty 'text'"),
+    "json_path without query": ((*FUNCTIONAL, "functional.evals={d}/typed-no-query.json"), "needs a string 'query'"),
+    "json_path bad query": ((*FUNCTIONAL, "functional.evals={d}/typed-bad-query.json"), "must start with '$'"),
     "bogus arm": ((*FUNCTIONAL, "functional.arms=[with_skill,bogus]"), "'bogus'"),
     "bogus tool": ((*FUNCTIONAL, "functional.tools=[rm_rf]"), "'rm_rf'"),
     "error_rate=2": ((*TRIGGER, "backend.error_rate=2"), "backend.error_rate"),

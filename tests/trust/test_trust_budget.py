@@ -43,6 +43,62 @@ def test_functional_eval_budget_stop_is_not_silent(skilleval_cli) -> None:  # no
     assert _status(skilleval_cli)[-1]["status"] == "budget_stopped"
 
 
+def test_functional_eval_budget_stop_reports_what_ran_as_partial(skilleval_cli) -> None:
+    """The stop message promises "what was measured before it is stored and reported as
+    partial": the executions that ran are graded (free checks) and written to the workspace
+    and benchmark.json, marked partial; nothing that was not run appears as a result."""
+    r = skilleval_cli.run("+experiment=functional_eval", "progress=false", "budget.max_calls=4",
+                          "functional.only=[1]", "functional.bootstrap=50", "functional.concurrency=1")
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "budget stop: budget.max_calls=4" in r.stderr and "Traceback" not in r.stderr
+    assert "PARTIAL" in r.stdout + r.stderr and "with_skill" in r.stdout
+    [bench_path] = skilleval_cli.outputs.rglob("iteration-1/benchmark.json")
+    bench = json.loads(bench_path.read_text())
+    assert bench["partial"]["reason"].startswith("budget stop: budget.max_calls=4")
+    assert bench["partial"]["executions_not_run"] == 2 and bench["notes"][0].startswith("PARTIAL")
+    [row] = Store(skilleval_cli.store).query("select count(*) n from executions").to_pylist()
+    assert row["n"] == 4 == len(bench["runs"])  # every paid execution is reported, none invented
+    grades = [json.loads(g.read_text()) for g in bench_path.parent.rglob("grading.json")]
+    assert len(grades) == 4
+    verdicts = [e["passed"] for g in grades for e in g["expectations"]]
+    assert True in verdicts  # the typed checks (no call) were graded
+    # plain-English expectations the budget left ungraded are judge errors, never a fail
+    assert all(g["summary"]["failed"] + g["summary"]["passed"] == g["summary"]["total"] for g in grades)
+    assert all("budget stop" in e["evidence"] + str(e.get("error")) for g in grades
+               for e in g["expectations"] if e["passed"] is None)
+    assert sum(g["summary"]["judge_errors"] for g in grades) > 0
+    assert _status(skilleval_cli)[-1]["status"] == "budget_stopped"
+
+
+def test_judge_and_analyzer_calls_are_booked_against_the_budget(skilleval_cli) -> None:
+    """One eval, one run per arm on the stub: 2 executions + 2 grader calls use the 4 calls
+    allowed, so the benchmark analyzer's call is refused; it used to be made off the books
+    (exit 0 with 5 calls made under budget.max_calls=4)."""
+    r = skilleval_cli.run("+experiment=functional_eval", "progress=false", "budget.max_calls=4",
+                          "functional.only=[1]", "functional.runs=1", "functional.bootstrap=50")
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "budget stop: budget.max_calls=4" in r.stderr
+    [bench_path] = skilleval_cli.outputs.rglob("iteration-1/benchmark.json")
+    notes = json.loads(bench_path.read_text())["notes"]
+    assert any(n.startswith("analyzer notes unavailable: BudgetExhausted") for n in notes), notes
+    summary = json.loads(_status(skilleval_cli)[-1]["summary_json"])
+    assert summary["calls_made"] == 4
+
+
+def test_judge_costs_count_in_the_run_cost(skilleval_cli, sim: SimProcess) -> None:
+    """The llm_grader's and the analyzer's calls are paid for: the run's cost (the Runs page,
+    and what budget.max_usd is checked against) includes them, not only the executions'."""
+    r = skilleval_cli.run("+experiment=functional_eval", "progress=false", "backend=anthropic_api",
+                          f"backend.base_url={sim.url}", "backend.model=sim-1", "functional.only=[1]",
+                          "functional.runs=1", "functional.bootstrap=50", "budget.max_usd=100",
+                          env={"ANTHROPIC_API_KEY": "sk-ant-test"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    [row] = Store(skilleval_cli.store).query("select sum(cost_usd) usd from executions").to_pylist()
+    summary = json.loads(_status(skilleval_cli)[-1]["summary_json"])
+    assert summary["judge_calls"] >= 2
+    assert summary["cost_usd"] > row["usd"] > 0, (summary["cost_usd"], row["usd"])
+
+
 def test_spending_never_passes_max_usd_with_calls_in_flight(skilleval_cli, sim: SimProcess) -> None:  # noqa: ANN001
     """Eight calls in flight against serve-sim (priced like Haiku 4.5): the old check let all
     of them start once the money spent was still under the cap."""

@@ -107,3 +107,88 @@ def test_report_bad_input_exits_2_with_one_line(viewer_env, tmp_path) -> None:
     assert proc.stderr.strip().count("\n") == 0
     proc = viewer_env.cli.run("view", "--store", str(tmp_path / "missing"), check=2)
     assert "missing" in proc.stderr and proc.stderr.strip().count("\n") == 0
+
+
+def test_benchmark_page_means_are_the_ones_the_delta_is_about(skilleval_cli, sim, page, tmp_path) -> None:  # noqa: ANN001
+    """One execution errors (HTTP 400, no retry), so one eval has fewer valid runs: the pooled
+    run_summary mean then differs from the evals-weighted mean the console, benchmark.md and
+    the delta use. The page showed the pooled one next to the weighted delta (columns that
+    did not subtract to the delta); it now shows the console's means, the pool beside them."""
+    sim.configure(fail_next=[400])
+    r = skilleval_cli.run("+experiment=functional_eval", "functional.runs=2", "functional.only=[1,2]",
+                          "functional.analyze=false", "functional.bootstrap=50", "functional.concurrency=1",
+                          "backend=anthropic_api", f"backend.base_url={sim.url}", "backend.model=sim-1",
+                          "backend.max_retries=0", check=0, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    [bp] = skilleval_cli.outputs.rglob("iteration-1/benchmark.json")
+    b = json.loads(bp.read_text())
+    pr = b["delta_stats"]["pass_rate"]
+    assert len(b["errored_runs"]) == 1  # (the two means then differ, by how much varies)
+    assert f"{pr['primary_mean']:.0%}" in r.stdout and f"{pr['baseline_mean']:.0%}" in r.stdout  # the console
+    out = tmp_path / "bench.html"
+    skilleval_cli.run("report", "latest", "-o", str(out))
+    open_offline(page, out)
+    run_id = b["metadata"]["run_id"]
+    page.page.goto(out.as_uri() + f"#/run/{run_id}/benchmark")
+    row = page.page.locator("main table tr", has=page.page.locator("th", has_text="pass rate"))
+    row.first.wait_for(timeout=10_000)
+    cells = row.first.locator("td").all_inner_texts()
+    assert cells[0].startswith(f"{pr['primary_mean']:.2f}"), cells
+    assert cells[1].startswith(f"{pr['baseline_mean']:.2f}"), cells
+    assert "pooled" in cells[0] and f"{b['run_summary']['with_skill']['pass_rate']['mean']:.2f}" in cells[0]
+    assert cells[2].startswith(f"{pr['delta']:+.2f}"), cells
+    # the errored run says why it has no grades on the Outputs page
+    bad = b["errored_runs"][0]
+    evals = sorted({r["eval_name"] for r in b["runs"]} | {bad["eval_name"]})
+    page.page.goto(out.as_uri() + f"#/run/{run_id}/outputs/{evals.index(bad['eval_name'])}")
+    page.page.locator("main").get_by_text("Prompt").first.wait_for(timeout=10_000)
+    for d in page.page.locator("details.run").all():
+        d.evaluate("e => e.open = true")
+    shown = page.page.locator("main p.errors").all_inner_texts()
+    assert any("execution error" in t and "400" in t and "not graded" in t for t in shown), shown
+    assert page.blocked == [] and page.errors == []
+
+
+def test_model_outputs_named_like_bookkeeping_or_colliding_are_all_viewable(skilleval_cli, sim, page, tmp_path) -> None:  # noqa: ANN001
+    """The model writes outputs/transcript.md and outputs/metrics.json (names the workspace
+    uses for its own files, and the viewer hides) and both report.csv and outputs/report.csv
+    (one workspace path): every one of them must reach the workspace unchanged and show."""
+    writes = {"outputs/transcript.md": "MODEL-TRANSCRIPT-OUTPUT", "outputs/metrics.json": '{"m": "MODEL-METRICS-OUTPUT"}',
+              "report.csv": "k,v\nTOP-LEVEL-CSV,1\n", "outputs/report.csv": "k,v\nOUTPUTS-CSV,2\n"}
+    sim.configure(hostile_tool_calls=[{"name": "write_file", "input": {"path": k, "content": v}}
+                                      for k, v in writes.items()])
+    skilleval_cli.run("+experiment=functional_eval", "functional.runs=1", "functional.only=[1]",
+                      "functional.analyze=false", "functional.bootstrap=50", "functional.concurrency=1",
+                      "backend=anthropic_api", f"backend.base_url={sim.url}", "backend.model=sim-1",
+                      check=0, timeout=300)
+    [bp] = skilleval_cli.outputs.rglob("iteration-1/benchmark.json")
+    texts = [p.read_text(errors="replace") for p in bp.parent.rglob("outputs/**/*") if p.is_file()]
+    for marker in ("MODEL-TRANSCRIPT-OUTPUT", "MODEL-METRICS-OUTPUT", "TOP-LEVEL-CSV", "OUTPUTS-CSV"):
+        assert any(marker in t for t in texts), marker  # nothing overwritten
+    assert any(t.startswith("## Task") for t in texts)  # our own transcript is still there
+    out = tmp_path / "outputs.html"
+    skilleval_cli.run("report", "latest", "-o", str(out))
+    open_offline(page, out)
+    run_id = json.loads(bp.read_text())["metadata"]["run_id"]
+    page.page.goto(out.as_uri() + f"#/run/{run_id}/outputs/0")
+    page.page.locator("main").get_by_text("Prompt").first.wait_for(timeout=10_000)
+    for d in page.page.locator("details.run").all():
+        d.evaluate("e => e.open = true")
+    shown = page.page.inner_text("main")
+    for marker in ("MODEL-TRANSCRIPT-OUTPUT", "MODEL-METRICS-OUTPUT", "TOP-LEVEL-CSV", "OUTPUTS-CSV"):
+        assert marker in shown, marker
+    assert page.blocked == [] and page.errors == []
+
+
+def test_a_run_that_ended_without_a_workspace_says_so(skilleval_cli, page, tmp_path) -> None:  # noqa: ANN001
+    """A budget of 0 calls stops the run before any execution: no workspace will ever come,
+    so the Outputs page must not say it is written 'when the run ends' (and poll for it)."""
+    r = skilleval_cli.run("+experiment=functional_eval", "budget.max_calls=0", check=4)
+    out = tmp_path / "none.html"
+    skilleval_cli.run("report", "latest", "-o", str(out))
+    open_offline(page, out)
+    run_id = json.loads(skilleval_cli.run("sql", "select run_id from runs", "--format", "json").stdout)[0]["run_id"]
+    page.page.goto(out.as_uri() + f"#/run/{run_id}/outputs")
+    page.page.locator("main").get_by_text("without writing a workspace").wait_for(timeout=10_000)
+    assert "budget_stopped" in page.page.inner_text("main") and "when the run ends" not in page.page.inner_text("main")
+    assert r.returncode == 4 and page.blocked == [] and page.errors == []

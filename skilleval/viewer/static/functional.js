@@ -90,7 +90,8 @@
     return h("details", { class: "run", open: first }, h("summary", {}, SE.badge(r.config), ` run ${r.run_number}`,
       h("span", { class: "muted" }, ` · ${SE.num(t.total_duration_seconds)} s · ${t.total_tokens ?? "?"} tokens · ${r.review_id}`)),
       h("div", { class: "files" }, r.files.length ? r.files.map(SE.file) : h("p", { class: "muted" }, "no output files")),
-      grades(r.grading), feedbackBox(run, r),
+      r.execution_error ? h("p", { class: "errors", dir: "auto" }, `execution ${r.execution_error.status || "error"}: ${r.execution_error.error || ""} · not graded, in no number`)
+        : grades(r.grading), feedbackBox(run, r),
       r.previous ? h("details", { class: "previous" }, h("summary", {}, "previous iteration: output and feedback"),
         r.previous.feedback ? h("blockquote", { dir: "auto" }, r.previous.feedback) : h("p", { class: "muted" }, "no feedback given"),
         r.previous.files.map(SE.file)) : "");
@@ -109,6 +110,11 @@
     const d = await SE.api(`/api/run/${id}/functional`);
     if (!d.evals.length) {
       const box = h("div");
+      if (run.status && run.status !== "running") {  /* it ended without one: nothing to wait for */
+        body.append(h("p", { class: "muted" }, `this run ended (${run.status}) without writing a workspace; its executions:`),
+          executions(d.executions));
+        return;
+      }
       body.append(h("p", { class: "muted" }, "the workspace is written when the run ends; executions so far:"), box);
       let n = -1;
       const paint = async () => {
@@ -159,10 +165,19 @@
     const ds = b.delta_stats || {};
     const arms = Object.keys(b.run_summary || {}).filter((k) => k !== "delta");
     const ms = (s, d2) => (s ? `${SE.num(s.mean, d2)} ± ${SE.num(s.stddev, d2)}` : "n/a");
+    /* The delta and its interval are about means that weigh every paired eval the same (what
+     * the console and benchmark.md show); run_summary pools all valid runs, which differs when
+     * errors leave evals with unequal runs. So the cell shows the former, the pool beside it. */
+    const role = (a) => (a === ds.primary ? "primary" : a === ds.baseline ? "baseline" : null);
+    const cell = (a, m, d2) => {
+      const x = ds[m] || {}, r = role(a), mean = r ? x[`${r}_mean`] : undefined;
+      const pooled = h("span", { class: "muted" }, (r ? " · pooled " : "pooled ") + ms(b.run_summary[a][m], d2));
+      return h("td", { class: "num" }, r ? SE.num(mean, d2) : "", pooled);
+    };
     const t = SE.table(["metric", ...arms.map((a) => a + (a === ds.primary ? " (primary)" : a === ds.baseline ? " (baseline)" : "")), `Δ ${ds.primary || ""} − ${ds.baseline || ""} [${Math.round(100 * (ds.confidence || 0.95))}% CI]`, "p"], "grid");
     for (const [m, label, dig] of [["pass_rate", "pass rate", 2], ["time_seconds", "time (s)", 1], ["tokens", "tokens", 0]]) {
       const x = ds[m] || {};
-      t.tbody.append(h("tr", {}, h("th", {}, label), arms.map((a) => h("td", { class: "num" }, ms(b.run_summary[a][m], dig))),
+      t.tbody.append(h("tr", {}, h("th", {}, label), arms.map((a) => cell(a, m, dig)),
         h("td", { class: "num" }, x.delta === null || x.delta === undefined ? "n/a" : `${x.delta >= 0 ? "+" : ""}${SE.num(x.delta, dig)} [${SE.num(x.low, dig)}, ${SE.num(x.high, dig)}]`),
         h("td", { class: "num" }, SE.pval(x.p_value))));
     }

@@ -33,7 +33,8 @@
   }
 
   function perSkill(r) {
-    const t = SE.table(["skill", "precision [95% CI]", "recall [95% CI]", "description (as listed)"], "grid routing-skills");
+    const lvl = Math.round(100 * (r.confidence || 0.95));
+    const t = SE.table(["skill", `precision [${lvl}% CI]`, `recall [${lvl}% CI]`, "description (as listed)"], "grid routing-skills");
     for (const s of r.skills) {
       const v = r.per_skill[s] || {};
       const f = (e) => (e ? `${SE.ci(e)} (${e.k}/${e.n})` : "n/a");
@@ -51,7 +52,7 @@
     body.append(
       h("div", { class: "cards" },
         h("div", { class: "card" }, h("div", { class: "label" }, "routing accuracy (trials)"), h("div", { class: "big" }, SE.pct(acc.value)),
-          h("div", { class: "muted" }, `95% CI ${SE.pct(acc.low)}–${SE.pct(acc.high)} · ${acc.k}/${acc.n} valid trials`)),
+          h("div", { class: "muted" }, `${Math.round(100 * (r.confidence || 0.95))}% CI ${SE.pct(acc.low)}–${SE.pct(acc.high)} · ${acc.k}/${acc.n} valid trials`)),
         h("div", { class: "card" }, h("div", { class: "label" }, "errors / timeouts"), h("div", { class: "big" }, String(r.errors || 0)),
           h("div", { class: "muted" }, "their own column; never counted as “none”")),
         h("div", { class: "card" }, h("div", { class: "label" }, "listing"), h("div", { class: "big" }, String(r.skills.length)),

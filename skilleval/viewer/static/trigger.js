@@ -87,7 +87,8 @@
         if (det.open) det.append(trialList(groups.get(q.case_id) || []));
         const others = [...new Set((groups.get(q.case_id) || []).map((x) => x.fired).filter((f) => f && f !== q.skill))];
         return h("tr", {}, h("td", {}, det), h("td", {}, q.should_trigger ? "trigger" : "no trigger"),
-          h("td", { class: "num" }, `${q.triggers} / ${q.valid_runs}`), h("td", {}, SE.ci(q.rate)),
+          h("td", { class: "num" }, `${q.triggers} / ${q.valid_runs}`),
+          h("td", {}, SE.ci(q.rate), q.early_stopped ? h("span", { class: "muted", title: "the policy stopped this query once its verdict was settled: the verdict is exact, the rate is biased" }, " (early-stopped)") : ""),
           h("td", {}, SE.badge(q.verdict)), h("td", { dir: "auto" }, q.fired_other ? `${q.fired_other}× ${others.join(", ")}` : "—"),
           h("td", { class: q.errors + q.timeouts ? "errors num" : "num" }, String(q.errors + q.timeouts)));
       });
