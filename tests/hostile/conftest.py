@@ -50,12 +50,3 @@ class Canary:
 @pytest.fixture
 def canary(tmp_path: Path) -> Canary:
     return Canary(tmp_path / "canary")
-
-
-def one_line_error(proc, code: int) -> str:  # noqa: ANN001
-    """Assert `proc` exited `code` with exactly one stderr line and no traceback; return it."""
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert proc.returncode == code, f"exit {proc.returncode}, expected {code}\n{proc.stdout}\n{proc.stderr}"
-    assert "Traceback" not in proc.stderr, proc.stderr
-    assert len(lines) == 1, f"expected one stderr line, got {len(lines)}:\n{proc.stderr}"
-    return lines[0]
