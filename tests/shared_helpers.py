@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 
@@ -22,3 +24,38 @@ def install_plugin(name: str, tmp: Path) -> Path:
                        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}, timeout=180)
     assert r.returncode == 0, r.stdout + r.stderr
     return site
+
+
+def one_line_error(proc, code: int) -> str:  # noqa: ANN001
+    """Assert `proc` exited `code` with exactly one stderr line and no traceback; return it."""
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode == code, f"exit {proc.returncode}, expected {code}\n{proc.stdout}\n{proc.stderr}"
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert len(lines) == 1, f"expected one stderr line, got {len(lines)}:\n{proc.stderr}"
+    return lines[0]
+
+
+def interrupt_once_running(proc: subprocess.Popen, settle_s: float = 0.5) -> list[str]:
+    """Read `proc`'s stderr until its first ``progress:`` line (trials are being paid for),
+    wait `settle_s`, send SIGINT (Ctrl-C); return the stderr lines read so far."""
+    seen: list[str] = []
+    while True:
+        line = proc.stderr.readline()
+        assert line, "".join(seen)
+        seen.append(line)
+        if line.startswith("progress:"):
+            break
+    time.sleep(settle_s)
+    proc.send_signal(signal.SIGINT)
+    return seen
+
+
+#: three descriptions of the bundled changelog-writer example: its own wording, a stronger
+#: one and an over-broad one (variant sweeps)
+CHANGELOG_VARIANTS = {
+    "a": "Write changelog entries and release notes from git history.",
+    "b": ("Turn git commits, merged pull requests and tags into a user-facing changelog entry in "
+          "Keep a Changelog format and suggest the next semantic version. Use when the user asks "
+          "to update CHANGELOG.md, write release notes, or summarise what changed since a release."),
+    "c": "Use this skill for anything about documentation.",
+}

@@ -60,6 +60,18 @@ def _describe(results: list[TrialResult]) -> str:
     return "; ".join(parts)
 
 
+def _valid_and_fired(runs: list[TrialResult]) -> tuple[list[TrialResult], int]:
+    """A control's valid runs and how many of them fired: an error or a timeout is not
+    "did not trigger", so it is in neither."""
+    valid = [r for r in runs if r.outcome.valid]
+    return valid, sum(1 for r in valid if r.outcome is Outcome.TRIGGERED)
+
+
+def _all_errored(which: str, runs: list[TrialResult]) -> str:
+    return (f"{which} control: every one of its {REPEATS} runs errored or timed out "
+            f"({_describe(runs)}), so the harness could not be checked.")
+
+
 async def _run(backend: Any, trial: Trial, budget: Any = None) -> TrialResult:
     """A control trial; a backend that raises is an error outcome here too (exit 3, not a crash).
     Control calls are paid like any other, so they go through the job's budget."""
@@ -124,23 +136,18 @@ async def self_check(backend: Any, skill: Skill, distractors: list[Skill], budge
             "and backend.extra_args (e.g. --disallowedTools Skill removes the listing).")
     # Each control is judged on its valid runs: an error or a timeout is not "did not
     # trigger". A control without one valid run cannot vouch for the harness, so it fails.
-    pos_valid = [r for r in pos_r if r.outcome.valid]
-    fired = sum(1 for r in pos_valid if r.outcome is Outcome.TRIGGERED)
-    if len(invalid) < len(results) and not pos_valid:
-        problems.append(
-            f"positive control: every one of its {REPEATS} runs errored or timed out "
-            f"({_describe(pos_r)}), so the harness could not be checked.")
-    elif len(invalid) < len(results) and fired * 2 <= len(pos_valid):
+    measured = len(invalid) < len(results)
+    pos_valid, fired = _valid_and_fired(pos_r)
+    if measured and not pos_valid:
+        problems.append(_all_errored("positive", pos_r))
+    elif measured and fired * 2 <= len(pos_valid):
         problems.append(
             f"positive control: the explicit query {pos[0].query!r} triggered {skill.name!r} in "
             f"{fired}/{len(pos_valid)} valid runs ({_describe(pos_r)}). A harness that cannot see "
             "an explicitly requested skill would report ~0 % recall for every query.")
-    neg_valid = [r for r in neg_r if r.outcome.valid]
-    false_fires = sum(1 for r in neg_valid if r.outcome is Outcome.TRIGGERED)
-    if len(invalid) < len(results) and not neg_valid:
-        problems.append(
-            f"negative control: every one of its {REPEATS} runs errored or timed out "
-            f"({_describe(neg_r)}), so the harness could not be checked.")
+    neg_valid, false_fires = _valid_and_fired(neg_r)
+    if measured and not neg_valid:
+        problems.append(_all_errored("negative", neg_r))
     elif false_fires * 2 > len(neg_valid):
         problems.append(
             f"negative control: the neutral query {NEGATIVE_QUERY!r} triggered {skill.name!r} in "

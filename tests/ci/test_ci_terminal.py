@@ -6,13 +6,14 @@ import os
 import re
 import pty
 import select
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from shared_helpers import interrupt_once_running
 
 # slow enough that the run takes a few seconds on the stub: 20 queries x 2 runs at 150 ms
 SLOW = ["+experiment=trigger_eval", "backend.latency_ms=150", "trigger.concurrency=2", "trigger.runs=2"]
@@ -69,15 +70,7 @@ def test_ctrl_c_stops_with_one_line_and_marks_the_run(skilleval_cli) -> None:  #
     proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", *SLOW, "progress_every=0.2"],
                             cwd=skilleval_cli.cwd, env=skilleval_cli.env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    seen = []
-    while True:  # wait until trials are running
-        line = proc.stderr.readline()
-        assert line, "".join(seen)
-        seen.append(line)
-        if line.startswith("progress:"):
-            break
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
+    seen = interrupt_once_running(proc)
     _, err = proc.communicate(timeout=60)
     err = "".join(seen) + err
     assert proc.returncode == 130, err

@@ -4,7 +4,7 @@ real cap: exit 4, without claiming that trials "errored" when none was run."""
 from __future__ import annotations
 
 import pytest
-from one_line import one_line_error
+from shared_helpers import one_line_error
 
 
 @pytest.mark.parametrize("arg, key", [("budget.max_calls=-5", "budget.max_calls"),

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from one_line import one_line_error
+from shared_helpers import one_line_error
 
 
 @pytest.mark.parametrize("bad", [{"x": 1}, [1], True, 1.5])

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from one_line import one_line_error
+from shared_helpers import one_line_error
 
 REPO = Path(__file__).resolve().parents[2]
 CSV_TIDY = REPO / "experiments" / "csv-tidy"

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from one_line import one_line_error
+from shared_helpers import one_line_error
 
 GOOD = {"expectations": [{"text": "wrote it", "passed": True, "evidence": "file exists"}]}
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from one_line import one_line_error
+from shared_helpers import one_line_error
 from hostile_files import write_skill
 
 from skilleval.domain import ListedSkill, Skill, Trial

@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from one_line import one_line_error
+from shared_helpers import one_line_error
 
 REPO = Path(__file__).resolve().parents[2]
 CSV_TIDY = REPO / "experiments" / "csv-tidy"

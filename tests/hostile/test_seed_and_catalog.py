@@ -4,7 +4,7 @@ elsewhere); a negative catalog size was taken as "no filler skills"."""
 from __future__ import annotations
 
 import pytest
-from one_line import one_line_error
+from shared_helpers import one_line_error
 
 
 @pytest.mark.parametrize("args, key", [

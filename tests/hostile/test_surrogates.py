@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from one_line import one_line_error
+from shared_helpers import one_line_error
 
 TRIGGER = ("+experiment=trigger_eval", "backend=stub")
 

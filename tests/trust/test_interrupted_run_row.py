@@ -3,10 +3,10 @@ still made paid calls: its `runs` row must say how many and what they cost, not 
 $0 while the store holds the trials those calls produced."""
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
-import time
+
+from shared_helpers import interrupt_once_running
 
 SLOW = ["+experiment=trigger_eval", "backend.latency_ms=150", "trigger.concurrency=2", "trigger.runs=2",
         "backend.input_usd_per_mtok=1000", "progress_every=0.2"]
@@ -20,15 +20,7 @@ def test_interrupted_run_row_counts_the_calls_it_made(skilleval_cli) -> None:  #
     proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", *SLOW], cwd=skilleval_cli.cwd,
                             env=skilleval_cli.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
-    seen = []
-    while True:  # wait until trials are being paid for
-        line = proc.stderr.readline()
-        assert line, "".join(seen)
-        seen.append(line)
-        if line.startswith("progress:"):
-            break
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
+    seen = interrupt_once_running(proc)
     proc.communicate(timeout=60)
     assert proc.returncode == 130, "".join(seen)
     status, made, cost = _csv(skilleval_cli, "select status, calls_made, cost_usd from runs")[1].split(",")

@@ -9,14 +9,10 @@ from pathlib import Path
 import pytest
 from scipy.stats import binomtest
 
+from shared_helpers import CHANGELOG_VARIANTS
+
 REPO = Path(__file__).resolve().parents[2]
-VARIANTS = {
-    "a": "Write changelog entries and release notes from git history.",
-    "b": ("Turn git commits, merged pull requests and tags into a user-facing changelog entry in "
-          "Keep a Changelog format and suggest the next semantic version. Use when the user asks "
-          "to update CHANGELOG.md, write release notes, or summarise what changed since a release."),
-    "c": "Use this skill for anything about documentation.",
-}
+VARIANTS = CHANGELOG_VARIANTS
 
 
 def test_best_variant_p_value_is_adjusted_for_the_variants_it_was_picked_from(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001

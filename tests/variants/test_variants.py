@@ -18,15 +18,11 @@ from scipy.stats import binomtest
 from skilleval.errors import UserError
 from skilleval.variants.expand import expand_variant_args
 
+from shared_helpers import CHANGELOG_VARIANTS
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "experiments" / "changelog-writer"
-VARIANTS = {
-    "a": "Write changelog entries and release notes from git history.",
-    "b": ("Turn git commits, merged pull requests and tags into a user-facing changelog entry in "
-          "Keep a Changelog format and suggest the next semantic version. Use when the user asks "
-          "to update CHANGELOG.md, write release notes, or summarise what changed since a release."),
-    "c": "Use this skill for anything about documentation.",
-}
+VARIANTS = CHANGELOG_VARIANTS
 
 
 @pytest.fixture(scope="module")
