@@ -35,6 +35,15 @@ def one_line_error(proc, code: int) -> str:  # noqa: ANN001
     return lines[0]
 
 
+def start_interruptible(cmd: list[str], **popen_kw) -> subprocess.Popen:  # noqa: ANN003
+    """Start `cmd` with Ctrl-C's default action, as a terminal's foreground job has it. A job
+    started in the background by a non-interactive shell (``nohup ... &``, some CI runners)
+    inherits SIGINT *ignored*, Python then installs no KeyboardInterrupt handler, and the
+    child would run to its end whatever the test sends."""
+    return subprocess.Popen(cmd, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+                            **popen_kw)
+
+
 def interrupt_once_running(proc: subprocess.Popen, settle_s: float = 0.5) -> list[str]:
     """Read `proc`'s stderr until its first ``progress:`` line (trials are being paid for),
     wait `settle_s`, send SIGINT (Ctrl-C); return the stderr lines read so far."""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from shared_helpers import interrupt_once_running
+from shared_helpers import interrupt_once_running, start_interruptible
 
 # slow enough that the run takes a few seconds on the stub: 20 queries x 2 runs at 150 ms
 SLOW = ["+experiment=trigger_eval", "backend.latency_ms=150", "trigger.concurrency=2", "trigger.runs=2"]
@@ -67,9 +67,9 @@ def test_plain_progress_lines_when_not_a_terminal(skilleval_cli) -> None:  # noq
 
 
 def test_ctrl_c_stops_with_one_line_and_marks_the_run(skilleval_cli) -> None:  # noqa: ANN001
-    proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", *SLOW, "progress_every=0.2"],
-                            cwd=skilleval_cli.cwd, env=skilleval_cli.env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = start_interruptible([sys.executable, "-m", "skilleval.cli", *SLOW, "progress_every=0.2"],
+                               cwd=skilleval_cli.cwd, env=skilleval_cli.env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
     seen = interrupt_once_running(proc)
     _, err = proc.communicate(timeout=60)
     err = "".join(seen) + err

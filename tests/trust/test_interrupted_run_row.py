@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from shared_helpers import interrupt_once_running
+from shared_helpers import interrupt_once_running, start_interruptible
 
 SLOW = ["+experiment=trigger_eval", "backend.latency_ms=150", "trigger.concurrency=2", "trigger.runs=2",
         "backend.input_usd_per_mtok=1000", "progress_every=0.2"]
@@ -17,9 +17,9 @@ def _csv(cli, sql: str) -> list[str]:  # noqa: ANN001
 
 
 def test_interrupted_run_row_counts_the_calls_it_made(skilleval_cli) -> None:  # noqa: ANN001
-    proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", *SLOW], cwd=skilleval_cli.cwd,
-                            env=skilleval_cli.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
+    proc = start_interruptible([sys.executable, "-m", "skilleval.cli", *SLOW], cwd=skilleval_cli.cwd,
+                               env=skilleval_cli.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
     seen = interrupt_once_running(proc)
     proc.communicate(timeout=60)
     assert proc.returncode == 130, "".join(seen)
