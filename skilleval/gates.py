@@ -58,8 +58,6 @@ def settings(cfg: Any, confidence_key: str = "trigger.confidence") -> GateSettin
     """`confidence_key`: the config key of the level the experiment's own intervals use
     (an experiment names it with a ``gate_confidence`` attribute), so the baseline test's
     alpha and interval match the figures the run prints."""
-    from omegaconf import OmegaConf
-
     from skilleval.checks import checked_number
 
     g = cfg.get("gate") or {}
@@ -80,8 +78,8 @@ def settings(cfg: Any, confidence_key: str = "trigger.confidence") -> GateSettin
         raise UserError("gate.baseline and gate.max_regression go together: set both or neither")
     if max_reg is not None and not 0 <= max_reg <= 1:
         raise UserError(f"gate.max_regression must be in [0, 1] (a fraction), got {max_reg}")
-    conf = float(OmegaConf.select(cfg, confidence_key, default=0.95) or 0.95) \
-        if OmegaConf.is_config(cfg) else float((cfg.get("trigger") or {}).get("confidence", 0.95) or 0.95)
+    section, _, key = confidence_key.partition(".")  # a DictConfig or a plain dict alike
+    conf = float((cfg.get(section) or {}).get(key, 0.95) or 0.95)
     return GateSettings(mins, on, None if baseline is None else str(baseline), max_reg, conf)
 
 
