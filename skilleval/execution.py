@@ -124,13 +124,27 @@ def execution_key(identity: dict[str, Any], settings: ArmSettings, skill_hashes:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def resolve_inside(root: Path, rel: str) -> Path:
-    """`root/rel`, refusing absolute paths and anything that escapes `root` (.., symlinks)."""
+def sandbox_relative(rel: str) -> PurePosixPath:
+    """`rel` as a relative POSIX path that stays inside its root on paper: not empty, not
+    absolute (nor a drive), no ``..`` climbing above the root; PermissionError otherwise.
+    Lexical only, so it can check a path before its folder exists (an eval set at load);
+    symlinks are `resolve_inside`'s part, once the folder is there."""
     if not isinstance(rel, str) or not rel.strip():
         raise PermissionError("empty path")
     pure = PurePosixPath(rel.replace("\\", "/"))
     if pure.is_absolute() or (pure.parts and pure.parts[0].endswith(":")):
         raise PermissionError(f"absolute paths are not allowed: {rel}")
+    depth = 0
+    for part in pure.parts:
+        depth += -1 if part == ".." else 0 if part == "." else 1
+        if depth < 0:
+            raise PermissionError(f"path escapes the sandbox: {rel}")
+    return pure
+
+
+def resolve_inside(root: Path, rel: str) -> Path:
+    """`root/rel`, refusing absolute paths and anything that escapes `root` (.., symlinks)."""
+    pure = sandbox_relative(rel)
     root_r = root.resolve()
     target = (root_r / pure).resolve()
     if target != root_r and root_r not in target.parents:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from skilleval.errors import UserError
+from skilleval.execution import sandbox_relative
 from skilleval.textfiles import load_json_file
 
 
@@ -105,14 +106,10 @@ def _check_output_path(path: Any, where: str) -> None:
     graded "fail" in every run of every arm (a bad eval set scored as a worse skill)."""
     if not isinstance(path, str) or not path.strip():
         raise UserError(f"{where}: typed check needs a non-empty string 'path' (relative to the sandbox)")
-    pure = PurePosixPath(path.replace("\\", "/"))
-    if pure.is_absolute() or (pure.parts and pure.parts[0].endswith(":")):
-        raise UserError(f"{where}: 'path' must be relative to the sandbox, got {path!r}")
-    depth = 0
-    for part in pure.parts:
-        depth += -1 if part == ".." else 0 if part == "." else 1
-        if depth < 0:
-            raise UserError(f"{where}: 'path' escapes the sandbox: {path!r}")
+    try:
+        sandbox_relative(path)
+    except PermissionError as exc:
+        raise UserError(f"{where}: 'path' must be relative to the sandbox and stay inside it ({exc})") from None
 
 
 def _check_builtin(raw: dict[str, Any], where: str) -> None:
