@@ -25,6 +25,7 @@ from typing import Any
 from skilleval.execution import output_rel, resolve_inside
 from skilleval.functional.runner import RunRecord
 
+#: marks a run folder whose execution errored or timed out (it has no grading.json)
 ERROR_FILE = "execution_error.json"
 #: what we write into a run's outputs/ beside the model's files (skill-creator's layout)
 BOOKKEEPING = ("transcript.md", "metrics.json")
@@ -36,7 +37,6 @@ DISPLACED = "_sandbox"
 #: scored as a failure), and crashes on null; without grading.json it skips the run, as it
 #: skips an errored one.
 UNGRADED_FILE = "ungraded.json"
-"""Marks a run folder whose execution errored or timed out (it has no grading.json)."""
 
 
 def next_iteration(workspace: Path) -> int:
