@@ -1,0 +1,94 @@
+"""Routing's intervals are over queries, not trials.
+
+The ``trigger.runs`` trials of one query share the query, so they agree far more often than
+independent draws would; a Wilson interval over trials then claims more precision than the
+data hold. These tests show (1) the interval by hand on small cases, (2) by simulation, that
+the trial interval under-covers on heterogeneous queries while the query interval is close
+to nominal, and (3) that the CLI's printed and stored intervals are the query ones.
+"""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from routing_by_hand import clustered_by_hand
+
+from skilleval.stats import clustered_estimate, wilson, wilson_n
+
+REPO = Path(__file__).resolve().parents[2]
+EX = REPO / "experiments"
+SKILLS = [EX / "changelog-writer", EX / "csv-tidy", EX / "distractors" / "xlsx-editor",
+          EX / "distractors" / "pdf-form-filler"]
+CASES = EX / "routing" / "cases.json"
+
+
+def test_two_queries_that_always_fire_bound_recall_like_two_draws_not_six() -> None:
+    # 6/6 trials over 2 queries: the data are two agreeing queries, so the lower bound is
+    # Wilson's for 2/2 (0.34), not for 6/6 (0.61).
+    e = clustered_estimate([(3, 3), (3, 3)])
+    assert (e["k"], e["n"], e["value"], e["n_eff"]) == (6, 6, 1.0, 2.0)
+    assert e["low"] == pytest.approx(wilson(2, 2)[0]) and e["high"] == 1.0
+    assert e["low"] < wilson(6, 6)[0] - 0.2
+
+
+@pytest.mark.parametrize("pairs", [[(3, 3), (2, 3)], [(0, 3), (3, 3), (1, 3), (3, 3)],
+                                   [(1, 2), (2, 3), (0, 3), (3, 3), (2, 2)], [(0, 3), (0, 3)]])
+def test_interval_matches_the_computation_by_hand(pairs: list[tuple[int, int]]) -> None:
+    e = clustered_estimate(pairs)
+    assert (e["low"], e["high"]) == pytest.approx(clustered_by_hand(pairs), abs=1e-12)
+
+
+def test_independent_trials_keep_the_trial_interval() -> None:
+    # one trial per query: no clustering; the design effect is only the small-sample factor
+    # G / (G - 1) of the variance estimated from 10 queries, so Wilson on 9 trials
+    pairs = [(1, 1)] * 7 + [(0, 1)] * 3
+    e = clustered_estimate(pairs)
+    assert e["n_eff"] == pytest.approx(9.0)
+    assert (e["low"], e["high"]) == pytest.approx(wilson_n(0.7, 9.0))
+    assert e["low"] == pytest.approx(wilson(7, 10)[0], abs=0.02)
+
+
+def test_coverage_by_simulation_queries_not_trials() -> None:
+    """Queries with per-query fire rates drawn from Beta(1, 1) (mean 0.5), 20 queries x 5
+    runs: the trial interval covers the mean well under 95 %, the query interval near it."""
+    rng = random.Random(7)
+    reps, hit_trials, hit_queries = 1500, 0, 0
+    for _ in range(reps):
+        pairs = []
+        for _ in range(20):
+            rate = rng.random()
+            pairs.append((sum(rng.random() < rate for _ in range(5)), 5))
+        k = sum(a for a, _ in pairs)
+        lo, hi = wilson(k, 100)
+        hit_trials += lo <= 0.5 <= hi
+        e = clustered_estimate(pairs)
+        hit_queries += e["low"] <= 0.5 <= e["high"]
+    assert hit_trials / reps < 0.85
+    assert 0.92 <= hit_queries / reps <= 0.98
+
+
+def test_cli_prints_and_stores_the_query_intervals(skilleval_cli) -> None:
+    skills = "skills=[" + ",".join(str(p) for p in SKILLS) + "]"
+    r = skilleval_cli.run("+experiment=routing", skills, f"cases={CASES}", "progress=false",
+                          "trigger.runs=3", check=0)
+    assert "intervals over queries" in r.stdout
+    [path] = list(skilleval_cli.outputs.rglob("results.json"))
+    res = json.loads(path.read_text())
+    trials = json.loads(skilleval_cli.run("sql", "select case_id, query, outcome, fired from trials",
+                                          "--format", "json", check=0).stdout)
+    expected = {c["query"]: c["expected_skill"] for c in json.loads(CASES.read_text())}
+    valid = [t for t in trials if t["outcome"] in ("triggered", "not_triggered")]
+    for skill, v in res["per_skill"].items():
+        queries = [q for q, e in expected.items() if e == skill]
+        pairs = [(sum(t["fired"] == skill for t in valid if t["query"] == q),
+                  sum(t["query"] == q for t in valid)) for q in queries]
+        assert (v["recall"]["low"], v["recall"]["high"]) == pytest.approx(clustered_by_hand(pairs))
+        fired = [(sum(t["fired"] == skill and expected[q] == skill for t in valid if t["query"] == q),
+                  sum(t["fired"] == skill for t in valid if t["query"] == q)) for q in expected]
+        if sum(n for _, n in fired):
+            assert (v["precision"]["low"], v["precision"]["high"]) == pytest.approx(clustered_by_hand(fired))
+    acc = [(sum((t["fired"] or None) == e for t in valid if t["query"] == q),
+            sum(t["query"] == q for t in valid)) for q, e in expected.items()]
+    assert (res["accuracy"]["low"], res["accuracy"]["high"]) == pytest.approx(clustered_by_hand(acc))
