@@ -92,3 +92,25 @@ def test_cli_prints_and_stores_the_query_intervals(skilleval_cli) -> None:
     acc = [(sum((t["fired"] or None) == e for t in valid if t["query"] == q),
             sum(t["query"] == q for t in valid)) for q, e in expected.items()]
     assert (res["accuracy"]["low"], res["accuracy"]["high"]) == pytest.approx(clustered_by_hand(acc))
+
+
+def test_trigger_eval_run_level_intervals_are_over_queries(skilleval_cli) -> None:
+    """The same correlation holds for trigger_eval's run-level metrics: their intervals come
+    from the per-query rows of results.json, by hand, not from Wilson over the runs."""
+    skilleval_cli.run("+experiment=trigger_eval", "skill=${example:csv-tidy}", "progress=false",
+                      "backend.error_rate=0.15", "backend.max_retries=0", check=0)
+    [path] = list(skilleval_cli.outputs.rglob("results.json"))
+    res = json.loads(path.read_text())
+    rows = [r for r in res["results"] if r["verdict"] != "insufficient"]
+    pos = [(r["triggers"], r["valid_runs"]) for r in rows if r["should_trigger"]]
+    neg = [(r["triggers"], r["valid_runs"]) for r in rows if not r["should_trigger"]]
+    want = {"recall": pos, "accuracy": pos + [(v - t, v) for t, v in neg],
+            "precision": [(t, t) for t, _ in pos] + [(0, t) for t, _ in neg],
+            "f1": [(2 * t, t + v) for t, v in pos] + [(0, t) for t, _ in neg]}
+    runs = res["metrics"]["runs"]
+    for name, pairs in want.items():
+        assert (runs[name]["k"], runs[name]["n"]) == (sum(k for k, _ in pairs), sum(n for _, n in pairs))
+        if runs[name]["n"] and 0 < runs[name]["k"] < runs[name]["n"]:
+            assert (runs[name]["low"], runs[name]["high"]) == pytest.approx(clustered_by_hand(pairs)), name
+    k, n = runs["accuracy"]["k"], runs["accuracy"]["n"]
+    assert runs["accuracy"]["low"] < wilson(k, n)[0]  # wider than the trial interval
