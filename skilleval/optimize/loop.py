@@ -79,6 +79,11 @@ class Optimizer:
 
             self.job.registry.get("backend", self.opt.prescreen)  # unknown name: exit 2 now
             self.prescreen = Prescreener(self.opt.prescreen, self.opt.prescreen_keep)
+            if self.opt.candidates <= self.opt.prescreen_keep:  # said, not silently a no-op
+                self.console.print(
+                    f"[yellow]note: optimize.prescreen={safe(self.opt.prescreen)} screens nothing: "
+                    f"optimize.candidates={self.opt.candidates} <= optimize.prescreen_keep="
+                    f"{self.opt.prescreen_keep}: every proposal goes to the paid backend[/yellow]")
 
     def check_budget(self) -> None:
         b, plan = self.job.budget, self.plan
@@ -87,8 +92,8 @@ class Optimizer:
         if b.max_calls is not None and b.max_calls < plan.one_iteration:
             raise UserError(
                 f"budget.max_calls={b.max_calls} is too small for one iteration: the original "
-                f"({plan.initial}), one round of {self.opt.candidates} candidates "
-                f"({plan.iteration}) and the final test ({plan.final}) need up to "
+                f"({plan.initial}), one round of {self.opt.candidates} candidates"
+                f"{self._prescreened()} ({plan.iteration}) and the final test ({plan.final}) need up to "
                 f"{plan.one_iteration} calls")
         per_call = self._cost_per_trial()
         if b.max_usd is not None and per_call is not None and b.max_usd < per_call * plan.one_iteration:
@@ -96,6 +101,12 @@ class Optimizer:
                 f"budget.max_usd={b.max_usd} is too small for one iteration: up to "
                 f"{plan.one_iteration} calls at about ${per_call:.5f} each "
                 f"(${per_call * plan.one_iteration:.4f})")
+
+    def _prescreened(self) -> str:
+        o = self.opt
+        if o.prescreen and o.candidates > o.prescreen_keep:
+            return f", {o.prescreen_keep} of them past the {o.prescreen} prescreen"
+        return ""
 
     def _cost_per_trial(self) -> float | None:
         listing = [self.skill, *self.distractors]
