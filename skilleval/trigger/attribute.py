@@ -80,7 +80,7 @@ def run_attribute(job: "JobContext") -> int:
     job.store.close()
     errors = {"trials": sum(q.runs for q in measured), "errors": sum(q.errors for q in measured),
               "timeouts": sum(q.timeouts for q in measured)}
-    _require_enough_valid(job, measured, errors)
+    _require_enough_valid(job, measured)
 
     def value(s: frozenset[int]) -> np.ndarray:
         return rates[s]
@@ -127,18 +127,14 @@ def run_attribute(job: "JobContext") -> int:
     return 0
 
 
-def _require_enough_valid(job: "JobContext", measured: list[Any], counts: dict[str, int]) -> None:
+def _require_enough_valid(job: "JobContext", measured: list[Any]) -> None:
     """Exit 3 when nothing was measured, or when more trials errored than
-    ``trigger.max_error_rate`` allows (the rule trigger_eval applies)."""
-    from skilleval.errors import HarnessError
-    from skilleval.trigger.runner import require_measured
+    ``trigger.max_error_rate`` allows (the rule trigger_eval and routing apply)."""
+    from skilleval.trigger.runner import require_error_rate_within, require_measured
 
     require_measured(measured)
-    bad = (counts["errors"] + counts["timeouts"]) / max(1, counts["trials"])
-    limit = job.cfg.trigger.get("max_error_rate", 1.0)
-    if bad > limit:
-        raise HarnessError(f"{bad:.0%} of trials errored or timed out (trigger.max_error_rate="
-                           f"{limit}); attribution not printed, results are not trustworthy")
+    require_error_rate_within(measured, job.cfg.trigger.get("max_error_rate", 1.0),
+                              "attribution (not printed) and its figures")
 
 
 def _mean(x: np.ndarray) -> float | None:

@@ -114,3 +114,14 @@ def test_trigger_eval_run_level_intervals_are_over_queries(skilleval_cli) -> Non
             assert (runs[name]["low"], runs[name]["high"]) == pytest.approx(clustered_by_hand(pairs)), name
     k, n = runs["accuracy"]["k"], runs["accuracy"]["n"]
     assert runs["accuracy"]["low"] < wilson(k, n)[0]  # wider than the trial interval
+
+
+def test_routing_honours_max_error_rate(skilleval_cli) -> None:
+    """More errored trials than trigger.max_error_rate allows: exit 3, as trigger_eval (60 %
+    errors printed a routing accuracy of 0.92 over the 12 valid trials, exit 0)."""
+    skills = "skills=[" + ",".join(str(p) for p in SKILLS) + "]"
+    r = skilleval_cli.run("+experiment=routing", skills, f"cases={CASES}", "progress=false",
+                          "backend.error_rate=0.7", "backend.max_retries=0", "trigger.self_check=false",
+                          check=3)
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("skilleval: error")]
+    assert len(errors) == 1 and "max_error_rate" in errors[0] and "Traceback" not in r.stderr
