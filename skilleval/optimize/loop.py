@@ -29,7 +29,7 @@ from skilleval.optimize.selection import QueryOutcome, compare, outcomes, passed
 from skilleval.optimize.splitters import Split, check_two_classes
 from skilleval.optimize.state import Entry, LoopState, StateStore, run_key
 from skilleval.trigger.policies import max_runs
-from skilleval.trigger.runner import QueryResult, TrialRunner, require_measured
+from skilleval.trigger.runner import QueryResult, TrialRunner, require_trustworthy
 from skilleval.terminal import safe
 
 if TYPE_CHECKING:
@@ -154,7 +154,7 @@ class Optimizer:
         settings = replace(self.runner.settings, runs=1, policy="fixed") if screen else None
         results = await self.runner.evaluate(skill, cases, self.distractors, label=label,
                                              settings=settings)
-        require_measured(results)
+        require_trustworthy(results, self.job.cfg.trigger.get("max_error_rate", 1.0))
         out = outcomes(results)
         n = len(self.split.train)
         return out[:n], out[n:]

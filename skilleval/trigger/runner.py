@@ -134,6 +134,12 @@ def require_error_rate_within(results: Sequence[QueryResult], limit: float, what
                            f"{limit}); {what} are not trustworthy")
 
 
+def require_trustworthy(results: Sequence[QueryResult], limit: float) -> None:
+    """`require_measured`, then `require_error_rate_within`: the two exit-3 rules at once."""
+    require_measured(results)
+    require_error_rate_within(results, limit)
+
+
 @dataclass
 class _QueryState:
     """Book-keeping of one query while it runs: its trials are built lazily, by repeat."""
