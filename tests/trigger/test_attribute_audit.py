@@ -56,3 +56,12 @@ def test_a_zero_effect_prints_without_a_minus_sign() -> None:
     assert attribute._fmt(zero, neg=True) == "+0.00 [+0.00, +0.00]"
     assert attribute._fmt({"value": 0.2, "low": 0.1, "high": 0.3, "queries": 5}, neg=True) == \
         "-0.20 [-0.30, -0.10]"
+
+
+def test_an_ignored_trigger_policy_is_said(skilleval_cli) -> None:
+    """attribute and routing count every run (fixed policy); a trigger.policy=decided given
+    on the command line was dropped without a word."""
+    r = skilleval_cli.run(*ARGS, "trigger.policy=decided", "trigger.runs=1", check=0)
+    assert "trigger.policy=decided is not used" in r.stderr + r.stdout
+    r = skilleval_cli.run(*ARGS, "trigger.runs=1", check=0)
+    assert "is not used" not in r.stderr + r.stdout
