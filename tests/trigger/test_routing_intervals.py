@@ -125,3 +125,17 @@ def test_routing_honours_max_error_rate(skilleval_cli) -> None:
                           check=3)
     errors = [ln for ln in r.stderr.splitlines() if ln.startswith("skilleval: error")]
     assert len(errors) == 1 and "max_error_rate" in errors[0] and "Traceback" not in r.stderr
+
+
+def test_a_routing_sweep_table_shows_each_jobs_routing_accuracy(skilleval_cli) -> None:
+    """``-m ... trigger.catalog=0,8``, the way to see routing hold up as the catalog grows:
+    the sweep table showed '—' for every job."""
+    skills = "skills=[" + ",".join(str(p) for p in SKILLS) + "]"
+    r = skilleval_cli.run("-m", "+experiment=routing", skills, f"cases={CASES}", "progress=false",
+                          "trigger.runs=1", "trigger.catalog=0,8", check=0)
+    results = sorted(skilleval_cli.outputs.rglob("results.json"), key=lambda p: p.parent.name)
+    accs = [json.loads(p.read_text())["accuracy"] for p in results]
+    rows = [ln for ln in r.stdout.splitlines() if "trigger.catalog=" in ln and "│" in ln]
+    assert len(rows) == 2
+    for row, a in zip(rows, accs):
+        assert f"{a['value']:.0%} [{a['low']:.0%}–{a['high']:.0%}]" in row, row
