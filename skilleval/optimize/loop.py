@@ -132,12 +132,12 @@ class Optimizer:
             f"[bold]trigger_opt[/bold] {safe(self.skill.name)}: split {self.splitter_name} "
             f"train {len(s.train)} / validation {len(s.validation)} / test {len(s.test)}; "
             f"backend {safe(self.job.backend.name)}/{safe(self.job.backend.model)}, proposer {self.proposer.name}")
+        le, attr = ("≈", f", attribution ≈{len(s.train) * runs} per sentence + 1 of each new incumbent") if self.attribution else ("≤", "")
         self.console.print(
             f"plan: ≤{self.opt.max_iterations} iterations × {self.opt.candidates} candidates, "
             f"≤{runs} runs/query ({self.runner.settings.policy} for selection, "
-            f"{self.test_settings().policy} for the test); per iteration ≤{p.iteration} calls "
-            f"({p.proposer_calls} proposer"
-            f"{f', ≈{p.attribution_calls} attribution' if p.attribution_calls else ''}); total ≤{p.total} calls{cost}; selection by {sel}, "
+            f"{self.test_settings().policy} for the test); per iteration {le}{p.iteration} calls "
+            f"({p.proposer_calls} proposer{attr}); total {le}{p.total} calls{cost}; selection by {sel}, "
             f"paired {self.opt.paired_test} α={self.opt.alpha}")
         if b is not None and (b.max_calls is not None or b.max_usd is not None):
             self.console.print(f"budget: max_calls={b.max_calls} max_usd={b.max_usd} "

@@ -2,6 +2,7 @@
 paid backend, and a prescreen that cannot drop anything says so instead of doing nothing."""
 from __future__ import annotations
 
+import json
 import re
 
 
@@ -25,3 +26,16 @@ def test_a_prescreen_with_nothing_to_drop_says_so(skilleval_cli) -> None:
     r = skilleval_cli.run("+experiment=trigger_opt", "progress=false", "budget.max_calls=0",
                           "optimize.prescreen=embed", check=2)
     assert "screens nothing" in r.stdout + r.stderr
+
+
+def test_with_attribution_the_plan_claims_no_bound_it_cannot_keep(skilleval_cli) -> None:
+    """optimize.attribution=true on a one-sentence original: the plan said 'per iteration
+    ≤48 calls' and nothing of attribution, then one leave-one-out table of a 3-sentence
+    incumbent alone spent 98 calls. Its size depends on incumbents not yet proposed, so
+    the plan gives estimates and says what attribution costs."""
+    r = skilleval_cli.run("+experiment=trigger_opt", "progress=false", "proposer=llm",
+                          "optimize.attribution=true", check=0)
+    [plan] = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith("plan:")]
+    assert "per iteration ≈" in plan and "total ≈" in plan and "attribution ≈" in plan, plan
+    spent = json.loads(next(skilleval_cli.outputs.rglob("results.json")).read_text())["attribution"]
+    assert spent["calls_made"] + spent["calls_cached"] > 0
