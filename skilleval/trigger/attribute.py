@@ -33,6 +33,9 @@ def run_attribute(job: "JobContext") -> int:
     exact_max = checked_number("attribute.exact_max", cfg.get("exact_max", 6), int)
     n_perms = checked_number("attribute.permutations", cfg.get("permutations", 64), int)
     boot = checked_number("attribute.bootstrap", cfg.get("bootstrap", 2000), int)
+    for key, got, least in (("exact_max", exact_max, 0), ("permutations", n_perms, 1), ("bootstrap", boot, 1)):
+        if got < least:  # 0 permutations or resamples crashed with a traceback after the calls
+            raise UserError(f"attribute.{key} must be at least {least}, got {got}")
     skill = job.load_skill()
     cases = job.load_cases(skill)
     distractors = job.load_distractors()

@@ -65,3 +65,13 @@ def test_an_ignored_trigger_policy_is_said(skilleval_cli) -> None:
     assert "trigger.policy=decided is not used" in r.stderr + r.stdout
     r = skilleval_cli.run(*ARGS, "trigger.runs=1", check=0)
     assert "is not used" not in r.stderr + r.stdout
+
+
+def test_attribute_settings_out_of_range_are_bad_input(skilleval_cli) -> None:
+    """permutations=0 or bootstrap=0 ended in a numpy traceback (exit 1) after every call."""
+    for bad in ("attribute.permutations=0", "attribute.bootstrap=0", "attribute.exact_max=-1"):
+        r = skilleval_cli.run(*ARGS, bad, "attribute.exact_max=1" if "perm" in bad else "progress=false",
+                              check=2)
+        errors = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        assert len(errors) == 1 and bad.split("=")[0] in errors[0] and "Traceback" not in r.stderr
+    assert not (skilleval_cli.store / "trials").exists()  # refused before any call
