@@ -55,7 +55,8 @@ def _test_block(results: list[QueryResult] | None, confidence: float) -> dict[st
             "precision": s.queries["precision"].to_dict(), "recall": s.queries["recall"].to_dict(),
             "results": [{"query": q.case.query, "should_trigger": q.case.should_trigger,
                          "trigger_rate": q.trigger_rate, "triggers": q.triggers,
-                         "runs": q.valid_runs, "pass": bool(q.passed), "errors": q.errors,
+                         "runs": q.valid_runs, "pass": q.passed,
+                         "insufficient": q.passed is None, "errors": q.errors,
                          "timeouts": q.timeouts} for q in results]}
 
 

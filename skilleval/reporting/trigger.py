@@ -38,7 +38,9 @@ def results_json(report: "TriggerEvalReport", job: "JobContext") -> dict[str, An
         results.append({
             "query": q.case.query, "should_trigger": q.case.should_trigger,
             "trigger_rate": round(q.trigger_rate, 4) if q.trigger_rate is not None else None,
-            "triggers": q.triggers, "runs": q.valid_runs, "pass": bool(q.passed),
+            "triggers": q.triggers, "runs": q.valid_runs,
+            # too few valid runs: no verdict, neither a pass nor a failure (as trigger_opt writes it)
+            "pass": q.passed, "insufficient": q.passed is None,
             "id": q.case.id, "verdict": q.verdict, "valid_runs": q.valid_runs,
             "errors": q.errors, "timeouts": q.timeouts, "attempts": q.runs, "fired": fired,
             "cached_runs": q.cached, "planned_runs": planned,

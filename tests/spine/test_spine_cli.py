@@ -63,12 +63,12 @@ def test_results_json_has_skill_creator_shape(e2e) -> None:  # noqa: ANN001
         assert r["should_trigger"] == c["should_trigger"]
         assert 1 <= r["runs"] <= 2
         assert r["trigger_rate"] == pytest.approx(r["triggers"] / r["valid_runs"], abs=1e-4)
-        assert r["pass"] == (r["verdict"] == "pass")
+        assert r["pass"] == (None if r["verdict"] == "insufficient" else r["verdict"] == "pass")
         if r["pass"]:
             assert (r["trigger_rate"] >= 0.5) == r["should_trigger"]
     s = data["summary"]
     assert s["total"] == 20 and s["passed"] + s["failed"] + s["insufficient"] == 20
-    assert s["passed"] == sum(r["pass"] for r in data["results"])
+    assert s["passed"] == sum(r["pass"] is True for r in data["results"])
     m = data["metrics"]
     for over in ("queries", "runs"):
         for name in ("precision", "recall", "accuracy", "f1"):
@@ -133,7 +133,9 @@ def test_all_errors_exit_3_and_still_write_results(skilleval_cli, tmp_path: Path
     data = json.loads(path.read_text())
     assert data["summary"] == {"total": 6, "passed": 0, "failed": 0, "insufficient": 6}
     assert data["metrics"]["errors"] == data["metrics"]["trials"] == 12
-    assert all(r["trigger_rate"] is None and r["pass"] is False for r in data["results"])
+    # no valid run: no verdict, neither passed nor failed
+    assert all(r["trigger_rate"] is None and r["pass"] is None and r["insufficient"]
+               for r in data["results"])
     status = Store(skilleval_cli.store).query("select status from runs").to_pylist()
     assert status == [{"status": "harness_error"}]
     outcomes = Store(skilleval_cli.store).query("select distinct outcome from trials").to_pylist()
