@@ -84,6 +84,23 @@ def make_skilleval_cli():  # noqa: ANN201
     return make_cli
 
 
+@dataclass
+class FinishedRun:
+    """A finished run: the runner holding its store and outputs, and the run's process."""
+
+    cli: SkillevalCli
+    proc: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="session")
+def default_trigger_run(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
+    """`skilleval +experiment=trigger_eval trigger.runs=1` (the default example on the stub),
+    run once per session for the tests that only read it (its output, its store): don't
+    write to its store or outputs."""
+    cli = make_cli(tmp_path_factory.mktemp("default-trigger-run"))
+    return FinishedRun(cli, cli.run("+experiment=trigger_eval", "trigger.runs=1", check=0))
+
+
 # -- the real claude CLI -------------------------------------------------------------------
 
 
