@@ -18,6 +18,11 @@ FILE_TOOLS = ("list_files", "read_file", "write_file", "load_skill")
 CLAUDE_CODE_TOOLS = ("Bash", "Edit", "Glob", "Grep", "LS", "MultiEdit", "NotebookEdit", "Read",
                      "Skill", "Task", "TodoWrite", "WebFetch", "WebSearch", "Write")
 ARMS = ("with_skill", "new_skill", "without_skill", "old_skill")
+#: Most trials per query (trigger.runs, trigger.max_runs). A run plans every trial before the
+#: first call, and at 1000 runs a query's 95 % interval is already about ±0.03 wide; more is
+#: almost surely a typo (100000 meant 10), and on a paid backend a large bill. Refused up
+#: front (exit 2) rather than stalling while millions of trials are planned.
+MAX_RUNS_PER_QUERY = 1000
 
 
 def number(key: str, value: Any, kind: type, *, low: float | None = None, high: float | None = None,
@@ -48,8 +53,10 @@ def check_trigger(t: Any) -> None:
     if t is None:
         return
     runs = number("trigger.runs", t.get("runs", 3), int, low=1)
+    _at_most_max_runs("trigger.runs", runs)
     number("trigger.threshold", t.get("threshold", 0.5), float, low=0, high=1, low_open=True)
     max_runs = number("trigger.max_runs", t.get("max_runs", 10), int, low=1)
+    _at_most_max_runs("trigger.max_runs", max_runs)
     min_valid = number("trigger.min_valid", t.get("min_valid", 1), int, low=1)
     number("trigger.concurrency", t.get("concurrency", 8), int, low=1)
     number("trigger.confidence", t.get("confidence", 0.95), float, low=0, high=1,
@@ -61,6 +68,13 @@ def check_trigger(t: Any) -> None:
         raise UserError(f"trigger.min_valid={min_valid} can never be met with at most {most} runs "
                         "per query (trigger.runs / trigger.max_runs); every query would be "
                         "'insufficient'")
+
+
+def _at_most_max_runs(key: str, runs: int) -> None:
+    if runs > MAX_RUNS_PER_QUERY:
+        raise UserError(f"{key}={runs} is above the limit of {MAX_RUNS_PER_QUERY} runs per query "
+                        f"(at {MAX_RUNS_PER_QUERY} a query's 95 % interval is already about "
+                        "±0.03 wide); use a smaller value")
 
 
 def check_store(s: Any) -> None:

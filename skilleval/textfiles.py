@@ -45,8 +45,8 @@ def first_surrogate(value: Any) -> tuple[str, str] | None:
             children = []
             for key, child in item.items():
                 label = f"{where} {key!r}".strip()
-                if isinstance(key, str) and surrogate_problem(key):
-                    return label, f"(the key) {surrogate_problem(key)}"
+                if isinstance(key, str) and (problem := surrogate_problem(key)):
+                    return label, f"(the key) {problem}"
                 children.append((label, child))
             stack.extend(reversed(children))
         elif isinstance(item, list):

@@ -55,8 +55,9 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import psutil
 
@@ -68,37 +69,53 @@ MAX_WAIT_SHARE = 0.95
 IDLE_HEADROOM = 0.10
 #: the shortest window the idle share is measured over (shorter ones say little)
 IDLE_WINDOW_S = 0.25
+#: Linux's per-CPU time counters (see IdleMeter)
+PROC_STAT = Path("/proc/stat")
 
 
 class IdleMeter:
     """The share of time the CPUs this process may run on were idle, window by window.
 
     ``idle_share()`` returns the share since the previous window closed, once at least
-    ``IDLE_WINDOW_S`` has passed, else None (the window stays open). Per-CPU counters from
-    psutil, summed over the affinity mask only: idle CPUs outside it cannot run our processes.
+    ``IDLE_WINDOW_S`` has passed, else None (the window stays open). Per-CPU counters summed
+    over the affinity mask only: idle CPUs outside it cannot run our processes. They are read
+    from ``/proc/stat``, whose ``cpuN`` lines name each CPU: with some CPUs offline the list
+    has gaps, and psutil's per-CPU list (the same lines, without their names) would put
+    CPU 2's counters at index 1. Where there is no /proc/stat (not Linux, and no affinity
+    mask either), psutil's counters for every CPU.
     """
 
-    def __init__(self) -> None:
-        try:
-            self._cpus: list[int] | None = sorted(os.sched_getaffinity(0))
-        except (AttributeError, OSError):  # not Linux: every CPU
-            self._cpus = None
+    def __init__(self, stat_path: Path | None = PROC_STAT, cpus: Sequence[int] | None = None) -> None:
+        self._stat = stat_path if stat_path is not None and stat_path.is_file() else None
+        if cpus is not None:
+            self._cpus: list[int] | None = sorted(cpus)
+        else:
+            try:
+                self._cpus = sorted(os.sched_getaffinity(0))
+            except (AttributeError, OSError):  # not Linux: every CPU
+                self._cpus = None
         self._last = self._sample()
 
     def restart(self) -> None:
         """Drop the open window: what the CPUs did until now says nothing about the cap."""
         self._last = self._sample()
 
+    def _counters(self) -> list[tuple[float, float]]:
+        """(idle, total) of each CPU we may use, in any one unit."""
+        if self._stat is not None:
+            by_id = proc_stat_cpus(self._stat.read_text(encoding="ascii", errors="replace"))
+            ids = self._cpus if self._cpus is not None else sorted(by_id)
+            return [by_id[i] for i in ids if i in by_id]  # an offline CPU has no line
+        out = []
+        for t in psutil.cpu_times(percpu=True):
+            # guest time is already inside user time on Linux: leave it out of the total
+            total = sum(t) - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0)
+            out.append((t.idle + getattr(t, "iowait", 0.0), total))
+        return out
+
     def _sample(self) -> tuple[float, float, float]:
-        per_cpu = psutil.cpu_times(percpu=True)
-        # psutil lists the online CPUs in order; with some offline the index is not the id,
-        # and the share is then read from neighbouring CPUs (a rare setup, left as it is)
-        chosen = [per_cpu[i] for i in self._cpus if i < len(per_cpu)] if self._cpus else per_cpu
-        idle = sum(t.idle + getattr(t, "iowait", 0.0) for t in chosen)
-        # guest time is already inside user time on Linux: leave it out of the total
-        total = sum(sum(t) - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0)
-                    for t in chosen)
-        return time.monotonic(), idle, total
+        counters = self._counters()
+        return time.monotonic(), sum(c[0] for c in counters), sum(c[1] for c in counters)
 
     def idle_share(self) -> float | None:
         if time.monotonic() - self._last[0] < IDLE_WINDOW_S:
@@ -107,6 +124,21 @@ class IdleMeter:
         (_, idle0, total0), self._last = self._last, now
         spent = now[2] - total0
         return None if spent <= 0 else min(max((now[1] - idle0) / spent, 0.0), 1.0)
+
+
+def proc_stat_cpus(text: str) -> dict[int, tuple[float, float]]:
+    """CPU id -> (idle + iowait, total) in clock ticks, from the ``cpuN`` lines of /proc/stat
+    (proc(5): user nice system idle iowait irq softirq steal guest guest_nice). guest and
+    guest_nice are already counted in user and nice, so the total leaves them out."""
+    out: dict[int, tuple[float, float]] = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition(" ")
+        if not (name.startswith("cpu") and name[3:].isdigit()):
+            continue
+        ticks = [float(x) for x in rest.split()[:8]]
+        idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0.0)
+        out[int(name[3:])] = (idle, sum(ticks))
+    return out
 
 
 class ProcessGate:

@@ -52,7 +52,7 @@ def check_evals_main(argv: list[str]) -> int:
         "statement. Exit 0 when clean, 1 when there are warnings, 2 on bad input."))
     p.add_argument("path", help="an eval set file, or a skill folder (its evals/trigger_eval.json)")
     p.add_argument("--skill", help="the skill folder (default: the folder the set lives in)")
-    p.add_argument("--runs", type=int, default=3, help="runs per query for the power statement (3)")
+    p.add_argument("--runs", type=int, default=3, help="runs per query for the power statement, 1-1000 (3)")
     p.add_argument("--baseline", type=float, default=0.8, help="accuracy to detect a change from (0.8)")
     p.add_argument("--gain", type=float, default=0.1, help="gain to size the set for (0.1)")
     p.add_argument("--alpha", type=float, default=0.05, help="two-sided level of the paired test (0.05)")
@@ -60,8 +60,11 @@ def check_evals_main(argv: list[str]) -> int:
     p.add_argument("--store", help="store root for stored runs (default: $SKILLEVAL_STORE or per-user)")
     p.add_argument("--format", choices=["text", "json"], default="text")
     args = p.parse_args(argv)
-    if args.runs < 1:
-        raise UserError(f"--runs must be at least 1, got {args.runs}")
+    from skilleval.config_checks import MAX_RUNS_PER_QUERY
+
+    if not 1 <= args.runs <= MAX_RUNS_PER_QUERY:
+        raise UserError(f"--runs must be 1-{MAX_RUNS_PER_QUERY} (runs per query, as trigger.runs), "
+                        f"got {args.runs}")
     _unit("baseline", args.baseline, 0, 1)
     _unit("alpha", args.alpha, 0, 1)
     _unit("similarity", args.similarity, 0, 100.0001)
@@ -122,7 +125,10 @@ def warn_before_run(job: "JobContext", skill: "Skill", cases: Sequence["TriggerC
                           + ", ".join(f"{n} {k}" for k, n in rest.most_common()) + ")")
     if warnings:
         job.console.print("[dim]details: skilleval check-evals PATH --skill SKILL[/dim]")
-    lines = power_statement(len(rows), runs).lines()
+    # Only the query-level lines are shown before a run, and they do not depend on runs;
+    # runs=1 keeps the run-level numbers (queries x runs pairs, seconds to minutes of exact
+    # sums at large sizes) from delaying the first trial.
+    lines = power_statement(len(rows), 1).lines()
     for line in lines[1:3] if lines[2].startswith("  with") else lines[1:2]:
         job.console.print(f"[dim]eval set power: {escape(line.strip())}[/dim]")
 

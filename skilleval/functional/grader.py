@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from skilleval.execution import output_rel
 from skilleval.functional.judges import JudgeInput, JudgeOutput, Verdict
 from skilleval.functional.params import LlmGraderParams
 from skilleval.functional.prompts import (GRADER_INSTRUCTIONS, extract_json, grader_prompt,
@@ -38,8 +37,10 @@ class LlmGrader:
         if item.backend is None:
             raise RuntimeError("llm_grader needs a backend that can complete text")
         texts = [e.text for e in item.expectations]
-        files = render_files(item.workdir, [o.path for o in item.outputs
-                                            if not output_rel(o.path).startswith(("transcript.md",))])
+        # Every file the model wrote, whatever its name: `item.outputs` holds only what the
+        # execution created or changed in its sandbox, never our bookkeeping (transcript.md,
+        # metrics.json are written into the exported workspace, not the sandbox).
+        files = render_files(item.workdir, [o.path for o in item.outputs])
         prompt = grader_prompt(item.case.prompt, texts, item.transcript, files)
         # The sample index is part of the prompt so repeated samples are distinct requests.
         if item.sample:

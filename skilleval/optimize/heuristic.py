@@ -63,6 +63,8 @@ _STOP = frozenset(
 # Whole clauses that say what *not* to do; a body sentence holding one is a scope warning,
 # not a "when to use" statement, so it is never quoted as a use case. General English
 # negation, chosen by a writer's sense, not by what any evaluator parses.
+# A case that states a situation, not an action: it has a finite verb of being or wanting.
+_SITUATION = re.compile(r"\b(is|are|was|were|has|have|wants?|needs?|asks?|says?)\b", re.I)
 _NEGATION = re.compile(r"\b(not|never|no longer|n't|instead of|rather than|except|avoid|unless)\b", re.I)
 
 
@@ -76,12 +78,17 @@ _STEMMER = snowballstemmer.stemmer("english")
 
 def words(text: str) -> list[tuple[str, str]]:
     """(surface, stem) of the content words of a text, in order."""
+    return [(w, s) for w, s, _, _ in spans(text)]
+
+
+def spans(text: str) -> list[tuple[str, str, int, int]]:
+    """(surface, stem, start, end) of the content words of a text, in order."""
     out = []
     for m in _WORD.finditer(text):
         w = m.group(0)
         if w.lower() in _STOP or len(w) < 2 or w.lower().replace("'", "") in _STOP:
             continue
-        out.append((w, stem(w)))
+        out.append((w, stem(w), m.start(), m.end()))
     return out
 
 
@@ -125,7 +132,10 @@ def _clean(line: str) -> str:
     return " ".join(line.split()).strip(" -:;")
 
 
-_SCOPE_HEADING = re.compile(r"\b(when|use|uses|using|trigger|applies|scope|purpose|overview|about)\b", re.I)
+# A heading *about* when the skill applies leads with its word ("When this applies", "Use
+# cases", "Scope"); "Step 5: Split columns (only when asked)" is a how-to step.
+_SCOPE_HEADING = re.compile(r"^#+\s*(when|use|uses|using|trigger|applies|scope|purpose|overview|about)\b",
+                            re.I)
 
 
 @dataclass(frozen=True)
@@ -138,8 +148,8 @@ class Unit:
 def body_units(body: str) -> tuple[str, list[Unit]]:
     """(summary, units): the first prose paragraph, and candidate sentences/bullets.
 
-    Definition-like lines ("Label: detail") are skipped: they describe how the skill works,
-    not when to use it.
+    Definition-like lines ("Label: detail") and conditional steps ("If decoding fails, retry
+    ...") are skipped: they describe how the skill works, not when to use it.
     """
     blocks: list[tuple[str, str, bool]] = []  # (kind, text, under a scope heading)
     kind, buf, in_code, scope = "", [], False, False
@@ -182,6 +192,8 @@ def body_units(body: str) -> tuple[str, list[Unit]]:
         pieces = [text] if k == "bullet" else [s for s in re.split(r"(?<=[.!?])\s+", text) if s]
         for piece in pieces:
             if ":" in piece or ";" in piece or len(words(piece)) < 3 or len(piece) > 160:
+                continue
+            if re.match(r"(if|otherwise)\b", piece, re.I):  # "If X, do Y": a how-to step
                 continue
             units.append(Unit(piece, (1.3 if k == "bullet" else 1.0) * (2.0 if in_scope else 1.0),
                               in_scope))
@@ -243,7 +255,8 @@ def rewrite(inp: Inputs, variant: int = 0, *, max_chars: int = 1024) -> str:
             pos_df[s] += 1
             weight[s] += w
         for word, s in words(r.query):
-            surface.setdefault(s, Counter())[word.lower()] += 1
+            # "List" opening a query is "list"; "PRs" and "GitHub" keep their capitals
+            surface.setdefault(s, Counter())[word.lower() if word[1:].islower() else word] += 1
     neg_df: Counter[str] = Counter(s for r in negatives for s in stems(r.query))
     # False triggers of the current description and of earlier attempts: a near-miss that
     # fired once will fire again when the words that drew it come back.
@@ -285,6 +298,8 @@ def rewrite(inp: Inputs, variant: int = 0, *, max_chars: int = 1024) -> str:
                         key=lambda u: (-unit_score(u), units.index(u)))
         chosen = [u.text for u in ranked[:n_units]]
     purpose = _first_sentences(summary, summary_len) if summary else f"The {inp.skill_name} skill."
+    # A body sentence that is already the purpose is not said twice.
+    chosen = [c for c in chosen if c.rstrip(".") not in purpose]
     covered = stems(purpose) | {s for u in chosen for s in stems(u)}
 
     # 3. shared vocabulary not yet said
@@ -293,40 +308,70 @@ def rewrite(inp: Inputs, variant: int = 0, *, max_chars: int = 1024) -> str:
     extra_words = [surface[s].most_common(1)[0][0] for s in extra]
 
     # 4. scope: what false triggers were about, in words no positive uses. One short topic
-    #    phrase per false trigger (its longest run of such words, at most three), never
+    #    phrase per false trigger (its longest run of such words, at most four), never
     #    version numbers or file names: a scope statement, not a list of the queries' words.
+    #    The phrase is quoted as the request put it (its small words kept: "set up a GitHub
+    #    action", not "set github action"); one that opens the request is what the user asked
+    #    to do, so it reads "requests to explain semantic versioning".
     excl: list[str] = []
     for r in sorted(false.values(), key=lambda r: (-r.rate, r.query)):
-        phrases, run = [], []
-        for word, s in words(r.query) + [("", "")]:
-            if (s and pos_df[s] == 0 and len(s) >= 3
-                    and not any(ch.isdigit() or ch == "." for ch in word)):
-                run.append(word.lower())
-            elif run:
-                phrases.append(run[:3])
+        found = spans(r.query)
+        runs_: list[list[tuple[str, str, int, int]]] = []
+        run: list[tuple[str, str, int, int]] = []
+        for item in [*found, None]:
+            # a run stops at punctuation or a long gap ("versioning to me - when is ...")
+            joined = run and item is not None and \
+                re.fullmatch(r"\s+(?:[A-Za-z']+\s+){0,2}", r.query[run[-1][3]:item[2]])
+            if run and not joined:
+                runs_.append(run[:4])
                 run = []
-        for p in sorted(phrases, key=lambda ws: -sum(map(len, ws)))[:n_excl]:
-            phrase = " ".join(p)
-            if phrase not in excl:
-                excl.append(phrase)
+            if item is not None and pos_df[item[1]] == 0 and len(item[1]) >= 3 and \
+                    not any(ch.isdigit() or ch == "." for ch in item[0]):
+                run.append(item)
+            elif run:
+                runs_.append(run[:4])
+                run = []
+        for p in sorted(runs_, key=lambda ws: -sum(len(w[0]) for w in ws))[:n_excl]:
+            phrase = " ".join(r.query[p[0][2]:p[-1][3]].split())
+            phrase = _lower_first(phrase) if phrase.split()[0][1:].islower() else phrase
+            opens = bool(found) and p[0][2] == found[0][2]
+            item = f"requests to {phrase}" if opens else phrase
+            if item not in excl:
+                excl.append(item)
 
     parts = [purpose.rstrip(".") + "."]
     if chosen:
-        # Cases that open with a verb in -ing ("turning notes into minutes") follow "use it
-        # for"; the others are situations ("the user pastes a transcript", "a Docker image is
-        # too large") and follow "when". One lead for both read "when the user is the user
-        # pastes ...".
-        cases = [_lower_first(u.rstrip(".")) for u in chosen]
-        doing = [c for c in cases if c.split()[0].lower().endswith("ing")]
-        when = [c for c in cases if c not in doing]
+        # How a case reads after the lead: one opening with a verb in -ing ("turning notes
+        # into minutes") follows "use it for"; one in the imperative ("Convert a Dockerfile
+        # to multi-stage") follows "use it to"; a situation ("the user pastes a transcript",
+        # "a Docker image is too large") follows "when". One lead for all read "when the user
+        # is the user pastes ..." and "when make duplicate names unique".
+        doing, to, when = [], [], []
+        for c in (_lower_first(u.rstrip(".")) for u in chosen):
+            first = c.split()[0].lower().rstrip(",;:")
+            if first in ("if", "when"):
+                when.append(c.split(" ", 1)[1] if " " in c else c)
+            elif first.endswith("ing") and first not in _STOP:
+                doing.append(c)
+            elif first in _STOP or _SITUATION.search(" ".join(c.split()[:4])):
+                when.append(c)
+            else:
+                to.append(c)
+        lead = "Use this skill" if variant % 2 == 0 else "Use it"
         if doing:
-            lead = "Use this skill for" if variant % 2 == 0 else "Use it for"
-            parts.append(f"{lead} {_join(doing)}.")
+            parts.append(f"{lead} for {_join(doing)}.")
+        if to:
+            parts.append(f"{'Also use it' if doing else lead} to {_join(to)}.")
         if when:
-            parts.append(f"{'Also use it' if doing else 'Use this skill'} when {_join(when)}.")
+            parts.append(f"{'Also use it' if doing or to else lead} when {_join(when)}.")
     if extra_words:
-        lead = "Also use it for requests that mention" if chosen else "Use this skill whenever the user mentions"
-        parts.append(f"{lead} {_join(extra_words)}.")
+        # Words the requests share, not phrases: said as the words people use, not as if
+        # they were topics ("requests that mention line").
+        shown = [f'"{w}"' for w in extra_words]
+        lead = "Requests for it often use the words" if chosen or len(parts) > 1 else \
+            "Use this skill when a request uses the words"
+        parts.append(f"{lead} {_join(shown)}." if len(shown) > 1 else
+                     f"{lead.replace('the words', 'the word')} {shown[0]}.")
     text = " ".join(parts)
     if excl:
         # Two plain ways writers state scope (Anthropic's own skill descriptions use both).
@@ -339,5 +384,6 @@ def rewrite(inp: Inputs, variant: int = 0, *, max_chars: int = 1024) -> str:
         text += tail
     if len(text) > max_chars:
         text = text[:max_chars].rsplit(" ", 1)[0].rstrip(",;:") + "."
-    text = re.sub(r"\s+([,.])", r"\1", text.replace("<", "").replace(">", ""))
+    # a space before a comma or full stop goes; ".vtt" or ".srt" keep theirs
+    text = re.sub(r"\s+([,.])(?=\s|$)", r"\1", text.replace("<", "").replace(">", ""))
     return " ".join(text.split())

@@ -13,13 +13,11 @@ results). Test controls: ``GET|POST /_sim/config``, ``GET /_sim/stats``, ``GET /
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import sys
 import threading
 import time
-import typing
 import uuid
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -330,39 +328,24 @@ def make_server(api: SimAPI, host: str = "127.0.0.1", port: int = 0,
     return server
 
 
-def _add_config_flags(parser: argparse.ArgumentParser) -> None:
-    hints = typing.get_type_hints(SimConfig)
-    for f in dataclasses.fields(SimConfig):
-        flag = "--" + f.name.replace("_", "-")
-        kind = hints[f.name]
-        if kind is bool:
-            parser.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes", "on"),
-                                default=None, metavar="BOOL")
-        elif f.name == "fail_next":
-            parser.add_argument(flag, type=lambda s: [int(x) for x in s.split(",") if x],
-                                default=None, metavar="S1,S2", help="statuses for the next requests")
-        elif f.name == "hostile_skill_name":
-            parser.add_argument(flag, type=str, default=None)
-        elif f.name == "hostile_tool_calls":
-            parser.add_argument(flag, type=json.loads, default=None, metavar="JSON",
-                                help='e.g. [{"name": "read_file", "input": {"path": "../x"}}]')
-        elif f.name == "retry_after_s":
-            parser.add_argument(flag, type=lambda s: None if s.lower() == "none" else float(s),
-                                default=None)
-        else:
-            parser.add_argument(flag, type=kind, default=None)
-
-
 def serve_sim_main(argv: list[str]) -> int:
     """Entry point of ``skilleval serve-sim``. Prints the base URL as the first stdout line."""
-    parser = argparse.ArgumentParser(prog="skilleval serve-sim", description=__doc__.split("\n\n")[0])
+    from skilleval.cliargs import ArgParser
+    from skilleval.errors import UserError
+    from skilleval.sim.flags import add_config_flags
+
+    parser = ArgParser(prog="skilleval serve-sim", description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
     parser.add_argument("--host", default="127.0.0.1", help="loopback only")
     parser.add_argument("--hook", action="append", default=[],
                         help="module to import (it registers message hooks), e.g. my.pkg.sim_hooks")
     parser.add_argument("--verbose", action="store_true", help="log each request line to stderr")
-    _add_config_flags(parser)
-    args = parser.parse_args(argv)
+    add_config_flags(parser)
+    try:
+        args = parser.parse_args(argv)
+    except UserError as exc:  # also when run as ``python -m skilleval.sim.server``
+        print(exc, file=sys.stderr)
+        return 2
     if not 0 <= args.port <= 65535:
         print(f"serve-sim: --port must be 0-65535 (0 picks a free port), got {args.port}",
               file=sys.stderr)
@@ -373,7 +356,11 @@ def serve_sim_main(argv: list[str]) -> int:
     import importlib
 
     for module in args.hook:
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            print(f"serve-sim: --hook {module}: cannot import it ({exc})", file=sys.stderr)
+            return 2
     api = SimAPI(config)
     try:
         server = make_server(api, args.host, args.port, args.verbose)

@@ -265,3 +265,36 @@ def test_completions_and_tasks_teach_the_cap_as_trials_do(sim, claude_bin, tmp_p
     result = asyncio.run(task.execute(request))
     assert result.status in ("ok", "turn_cap"), result
     assert task.gate.wait_share is not None and task.gate.wait_share > 0.3, task.gate.wait_share
+
+
+STAT = """cpu  {a} 0 {a} {b} 0 0 0 0 0 0
+cpu0 {busy0} 0 0 {idle0} 0 0 0 0 0 0
+cpu2 {busy2} 0 0 {idle2} {iowait2} 0 0 0 {guest2} 0
+intr 1 2 3
+ctxt 99
+"""
+
+
+def test_the_idle_meter_keys_cpus_by_id_when_some_are_offline(tmp_path) -> None:  # noqa: ANN001
+    """/proc/stat with CPU 1 offline lists cpu0 and cpu2; a process pinned to CPU 2 must read
+    cpu2's line, not the second line by position (psutil's per-CPU list has no ids)."""
+    import time
+
+    from skilleval.backends.cli_gate import IDLE_WINDOW_S, IdleMeter, proc_stat_cpus
+
+    stat = tmp_path / "stat"
+    stat.write_text(STAT.format(a=0, b=0, busy0=100, idle0=100, busy2=100, idle2=100, iowait2=0,
+                                guest2=0))
+    meter = IdleMeter(stat_path=stat, cpus=[2])
+    # Over the window CPU 0 was fully busy and CPU 2 idle 3 ticks in 4 (2 idle + 1 iowait,
+    # 1 user of which the guest tick is a part, not an extra one).
+    stat.write_text(STAT.format(a=0, b=0, busy0=500, idle0=100, busy2=101, idle2=102, iowait2=1,
+                                guest2=1))
+    time.sleep(IDLE_WINDOW_S)
+    assert meter.idle_share() == 0.75
+    assert set(proc_stat_cpus(stat.read_text())) == {0, 2}
+    both = IdleMeter(stat_path=stat, cpus=[0, 1, 2])  # an offline CPU in the mask is skipped
+    stat.write_text(STAT.format(a=0, b=0, busy0=600, idle0=100, busy2=101, idle2=202, iowait2=1,
+                                guest2=1))
+    time.sleep(IDLE_WINDOW_S)
+    assert both.idle_share() == 0.5

@@ -133,7 +133,7 @@ def test_never_discriminating_queries_from_stored_runs(tmp_path: Path, skilleval
 
 @pytest.mark.parametrize("args,words", [
     (["missing.json"], "eval set not found"),
-    (["BAD", "--runs", "0"], "--runs must be at least 1"),
+    (["BAD", "--runs", "0"], "--runs must be 1-1000"),
     (["BAD", "--baseline", "1.5"], "--baseline must be in"),
 ])
 def test_bad_input_exits_2_with_one_line(tmp_path: Path, skilleval_cli, args, words) -> None:  # noqa: ANN001

@@ -78,6 +78,25 @@ def values(page) -> list[tuple[str, bool]]:  # noqa: ANN001
     return [(qs.nth(i).input_value(), boxes.nth(i).is_checked()) for i in range(qs.count())]
 
 
+def test_page_load_shows_no_console_error_and_asks_for_no_favicon(served, browser) -> None:  # noqa: ANN001
+    """A favicon 404 (or a CSP refusal of the icon) is a console error in a real chromium."""
+    url, _, _ = served
+    page = browser.new_page()
+    errors: list[str] = []
+    requests: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(url)
+    assert len(values(page)) >= 1
+    page.wait_for_timeout(500)  # the favicon is fetched after load
+    page.reload()
+    page.wait_for_timeout(500)
+    page.close()
+    assert errors == []
+    assert not [r for r in requests if "favicon" in r], requests
+
+
 def test_edit_save_reload_shows_the_edits(served, browser) -> None:  # noqa: ANN001
     url, set_path, store = served
     page = browser.new_page()

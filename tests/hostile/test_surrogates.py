@@ -29,6 +29,8 @@ def files(tmp_path_factory) -> Path:  # noqa: ANN001
     (d / "lone.json").write_text(
         '[{"query": "invoice pdf totals", "should_trigger": true},\n'
         ' {"query": "invoice \\ud83d pdf", "should_trigger": true}]')
+    (d / "lone-key.json").write_text(
+        '[{"query": "invoice pdf totals", "should_trigger": true, "note\\udcff": 1}]')
     (d / "lone.jsonl").write_text('{"query": "a poem", "should_trigger": false}\n'
                                   '{"query": "x \\udcff", "should_trigger": true}\n')
     (d / "variants.yaml").write_text('v1: "Extract invoices \\ud83d from PDFs."\n')
@@ -40,6 +42,8 @@ CASES = {
     "validate": (("validate", "{d}/yaml-escape"), ("SKILL.md", "surrogate")),
     "eval set escape": ((*TRIGGER, "skill={d}/ok", "cases={d}/lone.json"),
                         ("lone.json", "entry 1", "'query'", "surrogate")),
+    "eval set key": ((*TRIGGER, "skill={d}/ok", "cases={d}/lone-key.json"),
+                     ("lone-key.json", "entry 0", "(the key)", "U+DCFF")),
     "eval set jsonl": ((*TRIGGER, "skill={d}/ok", "cases={d}/lone.jsonl"),
                        ("lone.jsonl", "line 2", "surrogate")),
     "description= byte": ((*TRIGGER, "skill={d}/ok", "description=Extract \udcff invoices."),

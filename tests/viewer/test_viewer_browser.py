@@ -47,6 +47,7 @@ def test_every_page_loads_without_console_errors(viewer, viewer_env, page) -> No
         _open(page, viewer.url + frag, text)
         page.page.wait_for_timeout(300)
     assert page.errors == []
+    assert not [u for u in page.requests if "favicon" in u]  # the page's icon is inline
     # the runs page shows every run with its headline interval
     _open(page, viewer.url + "#/runs", runs["trigger_eval"])
     body = page.page.inner_text("main")

@@ -36,6 +36,9 @@ def test_report_latest_after_trigger_eval_shows_every_query_and_rate(skilleval_c
     table = [[c.strip() for c in tr.locator(":scope > td").all_inner_texts()]
              for tr in pg.locator("table.queries tbody tr").all()]
     assert len(table) == 20
+    # the page names the skill and shows the run's headline metrics above the table
+    assert "changelog-writer" in text
+    assert all(m in text.lower() for m in ("precision", "recall", "accuracy")), text[:500]
     for r in rows:
         line = next((t for t in table if " ".join(t[0].split()) == " ".join(r["query"].split())), None)
         assert line is not None, (r["query"], table[:2])
