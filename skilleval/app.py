@@ -149,6 +149,9 @@ class JobContext:
         t = self.cfg.trigger
         values = dict(runs=t.runs, threshold=t.threshold, policy=t.policy, max_runs=t.max_runs,
                       min_valid=t.min_valid, concurrency=t.concurrency, confidence=t.confidence)
+        if "policy" in overrides and overrides["policy"] != t.policy:  # said, not silently dropped
+            self.console.print(f"[yellow]note: trigger.policy={safe(t.policy)} is not used: "
+                               f"{safe(self.experiment)} needs the {overrides['policy']} policy[/yellow]")
         values.update(overrides)
         for name in ("runs", "max_runs", "min_valid", "concurrency"):
             values[name] = checked_number(f"trigger.{name}", values[name], int)

@@ -6,6 +6,7 @@ paid for. Each check here names the key and the value it got, in one line (exit 
 """
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -33,9 +34,10 @@ def number(key: str, value: Any, kind: type, *, low: float | None = None, high: 
             value = float(value)
         except ValueError:
             pass
+    # NaN passes every range check below (each comparison is False): refuse it, and infinity
     if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            (kind is int and not float(value).is_integer()):
-        want = "a whole number" if kind is int else "a number"
+            not math.isfinite(value) or (kind is int and not float(value).is_integer()):
+        want = "a whole number" if kind is int else "a finite number"
         raise UserError(f"{key} must be {want}, got {value!r}")
     value = kind(value)
     bad_low = low is not None and (value <= low if low_open else value < low)

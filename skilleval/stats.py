@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from statistics import NormalDist
+from typing import Sequence
 
 
 @lru_cache(maxsize=4096)
@@ -51,6 +52,50 @@ class Estimate:
 def estimate(k: int, n: int, confidence: float = 0.95) -> Estimate:
     low, high = wilson(k, n, confidence)
     return Estimate(k, n, low, high)
+
+
+def wilson_n(p: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a proportion ``p`` observed on a (possibly fractional)
+    effective sample size ``n``; (0, 1) when n <= 0."""
+    if n <= 0:
+        return (0.0, 1.0)
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (0.0 if p <= 0 else max(0.0, centre - half), 1.0 if p >= 1 else min(1.0, centre + half))
+
+
+def clustered_estimate(pairs: "Sequence[tuple[int, int]]",
+                       confidence: float = 0.95) -> dict[str, float | int | None]:
+    """A pooled proportion sum(k) / sum(n) over clusters (e.g. the trials of each query), with a
+    Wilson interval on the design-effect-adjusted effective sample size (Kish).
+
+    Why not Wilson over the trials: the trials of one query share the query, so they agree far
+    more often than independent draws; counting them as independent makes the interval too
+    narrow (at 3 runs per query and heterogeneous queries, a nominal 95 % covered 78-84 % in
+    simulation; ``tests/trigger/test_routing_intervals.py``). Why not a cluster bootstrap: with
+    the 2-3 queries a skill often has, every resample repeats the point and the interval
+    collapses to it. Here the variance of the ratio is the cluster-robust (linearised) one,
+    ``deff`` = that variance / the binomial one, clamped to >= 1 so the interval is never
+    narrower than the trial one, and ``n_eff = N / deff``. At p = 0 or 1 the variance says
+    nothing, so the query is the unit (``n_eff`` = the number of queries). Coverage is close to
+    nominal from about six queries; with fewer it may fall short, never below the trial view.
+    Returns ``{k, n, value, low, high, n_eff, clusters}``; value None when n == 0.
+    """
+    used = [(k, n) for k, n in pairs if n > 0]
+    g, total, hits = len(used), sum(n for _, n in used), sum(k for k, _ in used)
+    if not total:
+        return {"k": 0, "n": 0, "value": None, "low": None, "high": None, "n_eff": 0, "clusters": 0}
+    p = hits / total
+    if g < 2 or hits in (0, total):
+        n_eff = float(g)
+    else:
+        var = g / (g - 1) * sum((k - p * n) ** 2 for k, n in used) / total ** 2
+        n_eff = total / max(1.0, var / (p * (1 - p) / total))
+    low, high = wilson_n(p, n_eff, confidence)
+    return {"k": hits, "n": total, "value": p, "low": low, "high": high,
+            "n_eff": round(n_eff, 3), "clusters": g}
 
 
 def binomial_upper_tail(k: int, n: int, *, mid: bool = False) -> float:

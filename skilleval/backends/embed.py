@@ -51,8 +51,12 @@ class EmbedBackend(BaseBackend):
         self.model = params.model
         fit = load_calibration()
         self.calibration = fit
-        self.intercept = fit["intercept"] if params.intercept is None else float(params.intercept)
-        self.slope = fit["slope"] if params.slope is None else float(params.slope)
+        from skilleval.checks import checked_number
+
+        self.intercept = fit["intercept"] if params.intercept is None else \
+            checked_number("backend.intercept", params.intercept, float)
+        self.slope = fit["slope"] if params.slope is None else \
+            checked_number("backend.slope", params.slope, float)
         if self.slope < 0:
             raise UserError(f"backend.slope must be >= 0, got {self.slope}")
         self.penalty = float(fit["exclusion_penalty"])

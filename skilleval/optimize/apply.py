@@ -12,7 +12,7 @@ differs from the skill name, ...) are caught by `preflight` before the first cal
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from skilleval.domain import Skill
 from skilleval.errors import HarnessError, UserError
@@ -30,12 +30,6 @@ def preflight(skill: Skill) -> None:
     if errors:
         raise UserError(f"optimize.apply=true: {skill_md_path(skill.path)}: {errors[0].message}; "
                         "fix it first (the optimised description could not be written back)")
-
-
-def _passed(results: Sequence[Any] | None) -> int | None:
-    if not results:
-        return None
-    return sum(bool(q.passed) for q in results)
 
 
 def refusal(state: "LoopState", tests: dict[str, Any], partial_test: bool) -> str | None:
@@ -56,10 +50,16 @@ def held_out_veto(tests: dict[str, Any]) -> str | None:
     """Why the held-out test overrules the loop's best, or None: it passed fewer test queries
     than the original (one comparison of two descriptions, not a search over candidates).
     ``tests`` holds both; the callers check that first."""
-    o, b = _passed(tests["original"]), _passed(tests["best"])
-    if o is None or b is None or b < o:
+    # over the queries measured under both: an errored query is no pass and no failure
+    po = {q.case.id: q.passed for q in tests["original"] or ()}
+    both = [(q.passed, po[q.case.id]) for q in tests["best"] or ()
+            if q.passed is not None and po.get(q.case.id) is not None]
+    b, o = sum(bool(x) for x, _ in both), sum(bool(y) for _, y in both)
+    if not both:
+        return "no test query was measured under both descriptions (errors or timeouts)"
+    if b < o:
         return (f"the best description passed fewer test queries than the original "
-                f"({b}/{len(tests['best'])} vs {o}/{len(tests['original'])}): likely over-fitting")
+                f"({b}/{len(both)} vs {o}/{len(both)} measured under both): likely over-fitting")
     return None
 
 

@@ -29,7 +29,7 @@ from skilleval.optimize.selection import QueryOutcome, compare, outcomes, passed
 from skilleval.optimize.splitters import Split, check_two_classes
 from skilleval.optimize.state import Entry, LoopState, StateStore, run_key
 from skilleval.trigger.policies import max_runs
-from skilleval.trigger.runner import QueryResult, TrialRunner, require_measured
+from skilleval.trigger.runner import QueryResult, TrialRunner, require_trustworthy
 from skilleval.terminal import safe
 
 if TYPE_CHECKING:
@@ -79,6 +79,11 @@ class Optimizer:
 
             self.job.registry.get("backend", self.opt.prescreen)  # unknown name: exit 2 now
             self.prescreen = Prescreener(self.opt.prescreen, self.opt.prescreen_keep)
+            if self.opt.candidates <= self.opt.prescreen_keep:  # said, not silently a no-op
+                self.console.print(
+                    f"[yellow]note: optimize.prescreen={safe(self.opt.prescreen)} screens nothing: "
+                    f"optimize.candidates={self.opt.candidates} <= optimize.prescreen_keep="
+                    f"{self.opt.prescreen_keep}: every proposal goes to the paid backend[/yellow]")
 
     def check_budget(self) -> None:
         b, plan = self.job.budget, self.plan
@@ -87,8 +92,8 @@ class Optimizer:
         if b.max_calls is not None and b.max_calls < plan.one_iteration:
             raise UserError(
                 f"budget.max_calls={b.max_calls} is too small for one iteration: the original "
-                f"({plan.initial}), one round of {self.opt.candidates} candidates "
-                f"({plan.iteration}) and the final test ({plan.final}) need up to "
+                f"({plan.initial}), one round of {self.opt.candidates} candidates"
+                f"{self._prescreened()} ({plan.iteration}) and the final test ({plan.final}) need up to "
                 f"{plan.one_iteration} calls")
         per_call = self._cost_per_trial()
         if b.max_usd is not None and per_call is not None and b.max_usd < per_call * plan.one_iteration:
@@ -96,6 +101,12 @@ class Optimizer:
                 f"budget.max_usd={b.max_usd} is too small for one iteration: up to "
                 f"{plan.one_iteration} calls at about ${per_call:.5f} each "
                 f"(${per_call * plan.one_iteration:.4f})")
+
+    def _prescreened(self) -> str:
+        o = self.opt
+        if o.prescreen and o.candidates > o.prescreen_keep:
+            return f", {o.prescreen_keep} of them past the {o.prescreen} prescreen"
+        return ""
 
     def _cost_per_trial(self) -> float | None:
         listing = [self.skill, *self.distractors]
@@ -121,12 +132,12 @@ class Optimizer:
             f"[bold]trigger_opt[/bold] {safe(self.skill.name)}: split {self.splitter_name} "
             f"train {len(s.train)} / validation {len(s.validation)} / test {len(s.test)}; "
             f"backend {safe(self.job.backend.name)}/{safe(self.job.backend.model)}, proposer {self.proposer.name}")
+        le, attr = ("≈", f", attribution ≈{len(s.train) * runs} per sentence + 1 of each new incumbent") if self.attribution else ("≤", "")
         self.console.print(
             f"plan: ≤{self.opt.max_iterations} iterations × {self.opt.candidates} candidates, "
             f"≤{runs} runs/query ({self.runner.settings.policy} for selection, "
-            f"{self.test_settings().policy} for the test); per iteration ≤{p.iteration} calls "
-            f"({p.proposer_calls} proposer"
-            f"{f', ≈{p.attribution_calls} attribution' if p.attribution_calls else ''}); total ≤{p.total} calls{cost}; selection by {sel}, "
+            f"{self.test_settings().policy} for the test); per iteration {le}{p.iteration} calls "
+            f"({p.proposer_calls} proposer{attr}); total {le}{p.total} calls{cost}; selection by {sel}, "
             f"paired {self.opt.paired_test} α={self.opt.alpha}")
         if b is not None and (b.max_calls is not None or b.max_usd is not None):
             self.console.print(f"budget: max_calls={b.max_calls} max_usd={b.max_usd} "
@@ -143,7 +154,7 @@ class Optimizer:
         settings = replace(self.runner.settings, runs=1, policy="fixed") if screen else None
         results = await self.runner.evaluate(skill, cases, self.distractors, label=label,
                                              settings=settings)
-        require_measured(results)
+        require_trustworthy(results, self.job.cfg.trigger.get("max_error_rate", 1.0))
         out = outcomes(results)
         n = len(self.split.train)
         return out[:n], out[n:]

@@ -81,10 +81,12 @@ def make_plan(split: Split, runs: int, opt: OptimizeSettings, proposer: Any,
     per_desc = tv * runs
     prop = opt.candidates * int(getattr(getattr(proposer, "params", None), "max_attempts", 1)) \
         if getattr(proposer, "name", "") != "stub" else 0
+    # With a prescreen, only the proxy's top `prescreen_keep` reach the paid backend.
+    paid = min(opt.candidates, opt.prescreen_keep) if opt.prescreen else opt.candidates
     if screening(opt):  # one run each, then the rest of the runs for the top candidate
-        candidates = opt.candidates * tv + tv * (runs - 1)
+        candidates = paid * tv + tv * (runs - 1)
     else:
-        candidates = opt.candidates * per_desc
+        candidates = paid * per_desc
     # Leave-one-out on train: the incumbent (its trials partly reused) and one per sentence.
     attr = (sentences + 1) * len(split.train) * runs if opt.attribution and sentences >= 2 else 0
     return Plan(per_desc, prop, candidates + prop + attr, per_desc, 2 * len(split.test) * runs,

@@ -28,20 +28,28 @@ def _result(o: QueryOutcome, query: str) -> dict[str, Any]:
     rate = o.triggers / o.runs if o.runs else None
     # `runs` are the valid runs (skill-creator reads trigger_rate = triggers / runs).
     return {"query": query, "should_trigger": o.should_trigger, "trigger_rate": rate,
-            "triggers": o.triggers, "runs": o.runs, "pass": o.passed,
+            "triggers": o.triggers, "runs": o.runs,
+            # no verdict on too few valid runs: neither a pass nor a failure
+            "pass": None if o.insufficient else o.passed, "insufficient": o.insufficient,
             "errors": o.errors, "timeouts": o.timeouts}
 
 
+def measured(outs: Sequence[QueryOutcome]) -> list[QueryOutcome]:
+    """The queries with a verdict: an insufficient one (errors, timeouts) is neither passed
+    nor failed, and is left out of every count and rate (it used to count as failed)."""
+    return [o for o in outs if not o.insufficient]
+
+
 def _score(outs: Sequence[QueryOutcome]) -> str | None:
-    return f"{passed(outs)}/{len(outs)}" if outs else None
+    return f"{passed(outs)}/{len(measured(outs))}" if outs else None
 
 
 def _test_block(results: list[QueryResult] | None, confidence: float) -> dict[str, Any] | None:
     if not results:
         return None
     s = summarize(results, confidence)
-    return {"passed": s.passed, "failed": s.failed, "total": s.total_queries,
-            "score": f"{s.passed}/{s.total_queries}",
+    return {"passed": s.passed, "failed": s.failed, "total": s.passed + s.failed,
+            "insufficient": s.insufficient, "score": f"{s.passed}/{s.passed + s.failed}",
             "accuracy": s.queries["accuracy"].to_dict(),
             "run_accuracy": s.runs["accuracy"].to_dict(),
             "precision": s.queries["precision"].to_dict(), "recall": s.queries["recall"].to_dict(),
@@ -66,30 +74,33 @@ def build_results(o: "Optimizer", state: "LoopState", tests: dict[str, list[Quer
         history.append({
             "iteration": e.iteration, "candidate": e.candidate, "description": e.description,
             "proposer": e.proposer, "decision": e.decision, "p_value": e.p_value, "rank": e.rank,
-            "train_passed": passed(e.train), "train_failed": len(e.train) - passed(e.train),
-            "train_total": len(e.train), "train_results": train,
+            "train_passed": passed(e.train), "train_failed": len(measured(e.train)) - passed(e.train),
+            "train_total": len(measured(e.train)), "train_results": train,
+            "train_insufficient": len(e.train) - len(measured(e.train)),
             "validation_passed": passed(e.validation) if e.validation else None,
-            "validation_failed": len(e.validation) - passed(e.validation) if e.validation else None,
-            "validation_total": len(e.validation) if e.validation else None,
+            "validation_failed": len(measured(e.validation)) - passed(e.validation) if e.validation else None,
+            "validation_total": len(measured(e.validation)) if e.validation else None,
             "validation_results": val if e.validation else None,
             "train_run_accuracy": run_accuracy(e.train),
             "validation_run_accuracy": run_accuracy(e.validation),
             "test_passed": t["passed"] if t else None, "test_failed": t["failed"] if t else None,
             "test_total": t["total"] if t else None, "test_results": t["results"] if t else None,
             # skill-creator's backward-compatible copies of the train figures
-            "passed": passed(e.train), "failed": len(e.train) - passed(e.train),
-            "total": len(e.train), "results": train,
+            "passed": passed(e.train), "failed": len(measured(e.train)) - passed(e.train),
+            "total": len(measured(e.train)), "results": train,
         })
     test_pair = None
     if tests.get("original") and tests.get("best"):
-        po = {q.case.id: bool(q.passed) for q in tests["original"]}
-        wins = sum(1 for q in tests["best"] if q.passed and not po[q.case.id])
-        losses = sum(1 for q in tests["best"] if not q.passed and po[q.case.id])
+        # over the queries measured under both: an unmeasured one is no win and no loss
+        po = {q.case.id: q.passed for q in tests["original"]}
+        both = [q for q in tests["best"] if q.passed is not None and po.get(q.case.id) is not None]
+        wins = sum(1 for q in both if q.passed and not po[q.case.id])
+        losses = sum(1 for q in both if not q.passed and po[q.case.id])
         test_pair = {"wins": wins, "losses": losses, "p_value": mcnemar_exact(wins, losses),
                      "test": "exact McNemar on per-query pass/fail (information only)"}
-    best_train_acc = passed(best.train) / len(best.train) if best.train else None
+    best_train_acc = passed(best.train) / len(measured(best.train)) if measured(best.train) else None
     gap = None
-    if test_best and best_train_acc is not None:
+    if test_best and best_train_acc is not None and test_best["accuracy"]["value"] is not None:
         gap = best_train_acc - test_best["accuracy"]["value"]
     n = len(o.cases)
     return {
@@ -186,14 +197,19 @@ def _fmt(block: dict[str, Any] | None) -> str:
     if not block:
         return "—"
     a = block["accuracy"]
-    return f"{block['score']}  {a['value']:.0%} [{a['low']:.0%}, {a['high']:.0%}]"
+    short = f" ({block['insufficient']} insufficient)" if block.get("insufficient") else ""
+    if a["value"] is None:
+        return "—" + short
+    return f"{block['score']}  {a['value']:.0%} [{a['low']:.0%}, {a['high']:.0%}]{short}"
 
 
 def _acc(outs: Sequence[QueryOutcome]) -> str:
-    if not outs:
-        return "—"
-    e = estimate(passed(outs), len(outs))
-    return f"{passed(outs)}/{len(outs)}  {e.value:.0%} [{e.low:.0%}, {e.high:.0%}]"
+    n = len(measured(outs))
+    short = f" ({len(outs) - n} insufficient)" if n < len(outs) else ""
+    if not n:
+        return "—" + short
+    e = estimate(passed(outs), n)
+    return f"{passed(outs)}/{n}  {e.value:.0%} [{e.low:.0%}, {e.high:.0%}]{short}"
 
 
 def print_summary(o: "Optimizer", state: "LoopState", tests: dict[str, list[QueryResult]],
@@ -247,7 +263,8 @@ def _flips(o: "Optimizer", state: "LoopState", tests: dict[str, list[QueryResult
         before = {x.case_id: x for x in a_list}
         for b in b_list:
             a = before.get(b.case_id)
-            if a is not None and a.passed != b.passed:
+            # an unmeasured (insufficient) query has no verdict to flip
+            if a is not None and not (a.insufficient or b.insufficient) and a.passed != b.passed:
                 out.append((split, o.by_id[b.case_id].query, b.should_trigger,
                             f"{a.triggers}/{a.runs}", f"{b.triggers}/{b.runs}", b.passed))
     return out

@@ -76,8 +76,9 @@ def trigger_md(job: "JobContext", report: Any, max_rows: int) -> str:
              "| over | precision | recall | accuracy |", "|---|---|---|---|"]
     for over, group in (("queries", s.queries), ("runs" if unbiased else "runs\\*", s.runs)):
         lines.append(f"| {over} | {_est(group['precision'])} | {_est(group['recall'])} | {_est(group['accuracy'])} |")
-    lines += ["", "95% Wilson intervals." if abs(r.settings.confidence - 0.95) < 1e-9 else
-              f"{r.settings.confidence:.0%} Wilson intervals.", ""]
+    lines += ["", ("95% Wilson intervals" if abs(r.settings.confidence - 0.95) < 1e-9 else
+                   f"{r.settings.confidence:.0%} Wilson intervals")
+              + "; the runs row's are over queries (a query's runs are correlated).", ""]
     if not unbiased:
         # an adaptive policy's rates are biased: said next to them, as on the console
         lines += [(f"\\* Rates and run-level metrics are {md(rates_label(r.settings))}; per-query "

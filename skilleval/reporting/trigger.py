@@ -125,7 +125,9 @@ class ConsoleReporter:
             out.print(table)
         s = report.summary
         level = f"{report.runner.settings.confidence * 100:g}%"
-        metrics = Table(title=f"metrics ({level} Wilson intervals)", title_justify="left")
+        metrics = Table(title=f"metrics ({level} Wilson intervals)", title_justify="left",
+                        caption="runs: pooled over runs, interval over queries (a query's runs "
+                                "are correlated)", caption_justify="left")
         metrics.add_column("over")
         for name in ("precision", "recall", "accuracy", "f1"):
             metrics.add_column(name)

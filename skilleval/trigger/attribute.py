@@ -33,6 +33,9 @@ def run_attribute(job: "JobContext") -> int:
     exact_max = checked_number("attribute.exact_max", cfg.get("exact_max", 6), int)
     n_perms = checked_number("attribute.permutations", cfg.get("permutations", 64), int)
     boot = checked_number("attribute.bootstrap", cfg.get("bootstrap", 2000), int)
+    for key, got, least in (("exact_max", exact_max, 0), ("permutations", n_perms, 1), ("bootstrap", boot, 1)):
+        if got < least:  # 0 permutations or resamples crashed with a traceback after the calls
+            raise UserError(f"attribute.{key} must be at least {least}, got {got}")
     skill = job.load_skill()
     cases = job.load_cases(skill)
     distractors = job.load_distractors()
@@ -55,7 +58,7 @@ def run_attribute(job: "JobContext") -> int:
         f"(≤{len(plan) * runner.max_calls(len(cases))} calls)")
     job.run(run_self_check(job, skill, distractors))
     rates: dict[frozenset[int], np.ndarray] = {}
-    partial = False
+    measured: list[Any] = []  # every coalition's QueryResults: errors are counted and shown
     with job.progress():
         for coalition in plan:
             # The full coalition is the description verbatim, not its sentences re-joined: its
@@ -65,16 +68,22 @@ def run_attribute(job: "JobContext") -> int:
             try:
                 results = job.run(runner.evaluate(variant, cases, distractors,
                                                   label=f"{len(coalition)}/{n} sentences"))
-            except BudgetExhausted as exc:
-                job.console.print(f"[yellow]stopped: {escape(exc)}[/yellow]")
-                partial = True
-                break
+            except BudgetExhausted:
+                # A budget stop, not bad input: exit 4 through the app's one budget-stop path
+                # (summary marked, run stored as budget_stopped); the trials measured so far
+                # are in the store and a rerun with more budget pays only for the rest.
+                job.store.close()
+                job.console.print("[yellow]budget ran out before every coalition was measured; "
+                                  "no attribution printed (measured trials are kept in the "
+                                  "store: raise budget.max_calls and rerun)[/yellow]")
+                raise
+            measured.extend(results)
             rates[coalition] = np.array([q.triggers / q.valid_runs if q.valid_runs else np.nan
                                          for q in results])
     job.store.close()
-    if partial:
-        raise UserError("budget ran out before every coalition was measured; no attribution printed "
-                        "(raise budget.max_calls; measured trials are kept in the store)")
+    errors = {"trials": sum(q.runs for q in measured), "errors": sum(q.errors for q in measured),
+              "timeouts": sum(q.timeouts for q in measured)}
+    _require_enough_valid(job, measured)
 
     def value(s: frozenset[int]) -> np.ndarray:
         return rates[s]
@@ -100,11 +109,11 @@ def run_attribute(job: "JobContext") -> int:
            "runs": settings.runs, "confidence": conf,
            "unit": "queries (paired bootstrap)" if exact else
                    "queries and permutations (paired two-way bootstrap)",
-           "ranking": [r["index"] for r in ranked], "attribution": rows,
+           "ranking": [r["index"] for r in ranked], "attribution": rows, **errors,
            "recall_full": _mean(rates[full][positive]), "ftr_full": _mean(rates[full][~positive])}
     (job.output_dir / "results.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
-                       cost_usd=runner.cost_usd, coalitions=len(rates))
+                       cost_usd=runner.cost_usd, coalitions=len(rates), **errors)
     table = Table(title=f"sentence attribution ({out['method']} Shapley; effect on recall and on "
                         f"false-trigger rate, {conf:.0%} paired intervals over queries"
                         f"{'' if exact else ' and permutations'})")
@@ -115,7 +124,20 @@ def run_attribute(job: "JobContext") -> int:
                       _fmt(r["shapley_false_trigger_rate"]), _fmt(r["loo_recall"], neg=True),
                       _fmt(r["loo_false_trigger_rate"], neg=True))
     job.out.print(table)
+    job.out.print(f"trials: {errors['trials']}; errors {errors['errors']}, timeouts "
+                  f"{errors['timeouts']} (left out of every rate, never a 'no'; a query whose "
+                  f"trials all errored for a description it needs is left out of that effect)")
     return 0
+
+
+def _require_enough_valid(job: "JobContext", measured: list[Any]) -> None:
+    """Exit 3 when nothing was measured, or when more trials errored than
+    ``trigger.max_error_rate`` allows (the rule trigger_eval and routing apply)."""
+    from skilleval.trigger.runner import require_error_rate_within, require_measured
+
+    require_measured(measured)
+    require_error_rate_within(measured, job.cfg.trigger.get("max_error_rate", 1.0),
+                              "attribution (not printed) and its figures")
 
 
 def _mean(x: np.ndarray) -> float | None:
@@ -125,13 +147,19 @@ def _mean(x: np.ndarray) -> float | None:
 
 def _fmt(e: dict[str, Any], neg: bool = False) -> str:
     """Leave-one-out columns show what *removing* the sentence does (the negated effect)."""
-    if e["value"] is None:
-        return "n/a"
+    if e["value"] is None:  # no query measured under every description this effect needs
+        return "n/a (0 queries measured)"
     s = -1 if neg else 1
     if e["low"] is None:
-        return f"{s * e['value']:+.2f} (CI n/a: {e['queries']} query)"
+        return f"{_signed(s * e['value'])} (CI n/a: {e['queries']} query)"
     lo, hi = sorted((s * e["low"], s * e["high"]))
-    return f"{s * e['value']:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+    return f"{_signed(s * e['value'])} [{_signed(lo)}, {_signed(hi)}]"
+
+
+def _signed(x: float) -> str:
+    """``+0.00`` rather than ``-0.00`` for a value that rounds to zero (negated zeros of the
+    leave-one-out columns printed as '-0.00', reading as a small harm)."""
+    return f"{round(x, 2) + 0.0:+.2f}"
 
 
 def attribute_factory(params: Any) -> Any:

@@ -29,9 +29,23 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 Coalition = frozenset[int]
 
 
+#: a piece ending in one of these did not end a sentence ("for tables, e.g. CSV or TSV")
+_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|vs|cf|approx|incl|esp|resp|fig|dr|mr|mrs|ms|"
+                           r"jr|sr)|\b[A-Za-z])\.$", re.IGNORECASE)
+
+
 def split_sentences(description: str) -> list[str]:
-    """Sentences of a description (split after . ! or ? followed by white space)."""
-    return [s.strip() for s in _SENTENCE_END.split(description.strip()) if s.strip()]
+    """Sentences of a description (split after . ! or ? followed by white space, except after
+    a common abbreviation such as "e.g." or an initial, which do not end a sentence)."""
+    out: list[str] = []
+    for piece in (p.strip() for p in _SENTENCE_END.split(description.strip())):
+        if not piece:
+            continue
+        if out and _ABBREVIATION.search(out[-1]):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
 
 
 def join(sentences: Sequence[str], coalition: Coalition) -> str:

@@ -10,11 +10,11 @@ from rich.markup import escape
 
 from skilleval.config import example_note
 from skilleval.domain import Skill
-from skilleval.errors import BudgetExhausted, HarnessError
+from skilleval.errors import BudgetExhausted
 from skilleval.gates import estimates as gate_estimates
 from skilleval.trigger.metrics import TriggerSummary, summarize
 from skilleval.trigger.policies import max_runs, rates_label
-from skilleval.trigger.runner import QueryResult, TrialRunner, require_measured
+from skilleval.trigger.runner import QueryResult, TrialRunner, require_error_rate_within, require_measured
 from skilleval.terminal import safe
 
 if TYPE_CHECKING:
@@ -119,10 +119,7 @@ def run_trigger_eval(job: "JobContext") -> int:
     if note:
         job.console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
     require_measured(results)
-    bad = (summary.errors + summary.timeouts) / max(1, summary.trials)
-    if bad > job.cfg.trigger.get("max_error_rate", 1.0):
-        raise HarnessError(f"{bad:.0%} of trials errored or timed out (trigger.max_error_rate="
-                           f"{job.cfg.trigger.max_error_rate}); results are not trustworthy")
+    require_error_rate_within(results, job.cfg.trigger.get("max_error_rate", 1.0))
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Trigger metrics over queries and over runs, each with a Wilson interval.
+"""Trigger metrics over queries and over runs, each with an interval.
 
 Over queries: a should-trigger query that passes is a true positive, one that fails a false
 negative; a should-not query that fails (it triggered too often) is a false positive.
@@ -6,7 +6,8 @@ Over runs: every valid run of a should-trigger query that triggered is a true po
 so on. Queries with too few valid runs are left out and counted as `insufficient`.
 
 F1 is reported with the Wilson interval of 2TP / (2TP + FP + FN), the proportion F1 is
-algebraically equal to; it is an approximation, labelled as such in the JSON.
+algebraically equal to; it is an approximation, labelled as such in the JSON. Over runs, the
+intervals are over queries (`run_metrics`): a query's runs are not independent draws.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from skilleval.stats import Estimate, estimate
+from skilleval.stats import Estimate, clustered_estimate, estimate
 from skilleval.trigger.runner import QueryResult
 
 
@@ -67,7 +68,8 @@ class TriggerSummary:
             "valid_trials": self.valid_trials, "errors": self.errors, "timeouts": self.timeouts,
             "fired_other": self.fired_other, "cached_trials": self.cached, "retries": self.retries,
             "error_kinds": dict(self.error_kinds),
-            "interval": "wilson (f1: wilson on 2TP/(2TP+FP+FN))",
+            "interval": "queries: wilson (f1: wilson on 2TP/(2TP+FP+FN)); runs: wilson on the "
+                        "effective sample size of queries (runs of one query are correlated)",
         }
 
 
@@ -96,7 +98,7 @@ def summarize(results: Sequence[QueryResult], confidence: float = 0.95) -> Trigg
             qfp += not ok
     qc, rc = Confusion(qtp, qfp, qtn, qfn), Confusion(rtp, rfp, rtn, rfn)
     return TriggerSummary(
-        queries=qc.metrics(confidence), runs=rc.metrics(confidence),
+        queries=qc.metrics(confidence), runs=run_metrics(results, confidence),
         query_confusion=qc, run_confusion=rc, total_queries=len(results),
         passed=passed, failed=failed, insufficient=insufficient,
         trials=sum(q.runs for q in results), valid_trials=sum(q.valid_runs for q in results),
@@ -105,6 +107,32 @@ def summarize(results: Sequence[QueryResult], confidence: float = 0.95) -> Trigg
         retries=sum(r.retries for q in results for r in q.results),
         error_kinds=error_kinds(results),
     )
+
+
+def run_metrics(results: Sequence[QueryResult], confidence: float) -> dict[str, Estimate]:
+    """Run-level precision, recall, accuracy and F1: pooled over valid runs, with intervals
+    over *queries* (`stats.clustered_estimate`). The runs of one query share the query and
+    agree far more often than independent draws, so a Wilson interval over runs would be too
+    narrow. Each query contributes its (numerator, denominator) to every ratio."""
+    pairs: dict[str, list[tuple[int, int]]] = {"precision": [], "recall": [], "accuracy": [], "f1": []}
+    for q in results:
+        if q.passed is None:  # insufficient: left out, as in the query view
+            continue
+        t, v = q.triggers, q.valid_runs
+        if q.case.should_trigger:  # t true positives, v - t false negatives
+            pairs["precision"].append((t, t))
+            pairs["recall"].append((t, v))
+            pairs["accuracy"].append((t, v))
+            pairs["f1"].append((2 * t, t + v))
+        else:  # t false positives, v - t true negatives
+            pairs["precision"].append((0, t))
+            pairs["accuracy"].append((v - t, v))
+            pairs["f1"].append((0, t))
+    out = {}
+    for name, ps in pairs.items():
+        e = clustered_estimate(ps, confidence)
+        out[name] = Estimate(e["k"], e["n"], e["low"] if e["n"] else 0.0, e["high"] if e["n"] else 1.0)
+    return out
 
 
 def error_kinds(results: Sequence[QueryResult]) -> dict[str, int]:

@@ -7,7 +7,9 @@ to see how recall holds as the catalog grows). A case is ``{query, expected_skil
 Counts are over *trials* (``trigger.runs`` per query, fixed policy), labelled so: a trial's
 expected skill and the skill it fired make one cell of the confusion matrix, whose columns
 are the skills, ``none``, ``other`` (a catalog filler fired) and ``error`` (errors and
-timeouts: never counted as ``none``, and left out of every rate).
+timeouts: never counted as ``none``, and left out of every rate). The rates pool the trials;
+their intervals are over *queries* (a query's trials are correlated, so an interval over
+trials would be too narrow; see ``stats.clustered_estimate``).
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from skilleval.domain import Outcome, Skill, TriggerCase
 from skilleval.errors import UserError
 from skilleval.skills import load_skill
-from skilleval.stats import wilson
+from skilleval.stats import clustered_estimate
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
@@ -41,10 +43,14 @@ class RoutingCase:
 class RoutingTally:
     skills: list[str]
     matrix: dict[str, dict[str, int]] = field(default_factory=dict)  # expected -> fired -> n
+    #: case id -> (expected row, fired -> n): the trials of one query, the unit of the intervals
+    per_case: dict[str, tuple[str, dict[str, int]]] = field(default_factory=dict)
 
-    def add(self, expected: str | None, fired: str) -> None:
+    def add(self, expected: str | None, fired: str, case_id: str = "") -> None:
         row = self.matrix.setdefault(expected or NONE, {})
         row[fired] = row.get(fired, 0) + 1
+        cells = self.per_case.setdefault(case_id, (expected or NONE, {}))[1]
+        cells[fired] = cells.get(fired, 0) + 1
 
     def cell(self, expected: str, fired: str) -> int:
         return self.matrix.get(expected, {}).get(fired, 0)
@@ -138,30 +144,37 @@ def tally(results: Sequence["QueryResult"], cases: Sequence[RoutingCase],
         case = by_id[q.case.id]
         for r in q.results:
             if not r.outcome.valid:
-                t.add(case.expected, ERROR)
+                fired = ERROR
             elif r.fired is None:
-                t.add(case.expected, NONE)
+                fired = NONE
             else:
-                t.add(case.expected, r.fired if r.fired in skills else OTHER)
+                fired = r.fired if r.fired in skills else OTHER
+            t.add(case.expected, fired, case.id)
     return t
 
 
 def metrics(t: RoutingTally, confidence: float) -> dict[str, Any]:
-    def est(k: int, n: int) -> dict[str, Any]:
-        lo, hi = wilson(k, n, confidence) if n else (None, None)
-        return {"k": k, "n": n, "value": k / n if n else None, "low": lo, "high": hi}
+    """Per-skill precision and recall and overall accuracy, pooled over trials, each with an
+    interval over *queries* (``stats.clustered_estimate``): the trials of one query are not
+    independent draws, so a Wilson interval over trials would be too narrow."""
+    def est(pairs: list[tuple[int, int]]) -> dict[str, Any]:
+        return clustered_estimate(pairs, confidence)
 
+    def valid(cells: dict[str, int]) -> int:
+        return sum(n for f, n in cells.items() if f != ERROR)
+
+    cases = list(t.per_case.values())
     per_skill = {}
     for s in t.skills:
-        fired_s = sum(row.get(s, 0) for row in t.matrix.values())
-        per_skill[s] = {"recall": est(t.cell(s, s), t.valid_row(s)),
-                        "precision": est(t.cell(s, s), fired_s)}
+        per_skill[s] = {
+            "recall": est([(c.get(s, 0), valid(c)) for e, c in cases if e == s]),
+            "precision": est([(c.get(s, 0) if e == s else 0, c.get(s, 0)) for e, c in cases])}
     rows = list(t.skills) + [NONE]
-    correct = sum(t.cell(e, e) for e in rows)
-    valid = sum(t.valid_row(e) for e in rows)
     errors = sum(t.cell(e, ERROR) for e in rows)
-    return {"per_skill": per_skill, "accuracy": est(correct, valid), "errors": errors,
-            "unit": "trials", "columns": rows + [OTHER, ERROR],
+    return {"per_skill": per_skill, "accuracy": est([(c.get(e, 0), valid(c)) for e, c in cases]),
+            "errors": errors, "unit": "trials (intervals over queries)",
+            "interval": "wilson on the effective sample size of queries (design effect)",
+            "columns": rows + [OTHER, ERROR],
             "matrix": {e: {c: t.cell(e, c) for c in rows + [OTHER, ERROR]} for e in rows}}
 
 
@@ -171,7 +184,7 @@ def run_routing(job: "JobContext") -> int:
     from skilleval.terminal import safe as escape  # rich markup *and* control characters
 
     from skilleval.trigger.experiment import run_self_check
-    from skilleval.trigger.runner import require_measured
+    from skilleval.trigger.runner import require_error_rate_within, require_measured
 
     skills = resolve_skills(job.cfg.get("skills"))
     names = [s.name for s in skills]
@@ -212,7 +225,7 @@ def run_routing(job: "JobContext") -> int:
     for e, row in m["matrix"].items():
         table.add_row(escape(e), *(str(row[c]) for c in m["columns"]))
     job.out.print(table)
-    per = Table(title=f"per skill (over trials, {settings.confidence * 100:g}% Wilson intervals)")
+    per = Table(title=f"per skill (over trials; {settings.confidence * 100:g}% intervals over queries)")
     for col in ("skill", "precision", "recall"):
         per.add_column(col)
     for s, v in m["per_skill"].items():
@@ -221,6 +234,7 @@ def run_routing(job: "JobContext") -> int:
     job.out.print(f"routing accuracy: {_fmt(m['accuracy'])}; errors/timeouts: {m['errors']} "
                   f"(not counted as none)")
     require_measured(results)
+    require_error_rate_within(results, job.cfg.trigger.get("max_error_rate", 1.0), "routing figures")
     return 0
 
 

@@ -123,6 +123,23 @@ def require_measured(results: Sequence[QueryResult]) -> None:
                            "check the backend settings")
 
 
+def require_error_rate_within(results: Sequence[QueryResult], limit: float, what: str = "results") -> None:
+    """HarnessError (exit 3) when more than ``limit`` (``trigger.max_error_rate``) of the
+    trials errored or timed out: the valid rest is then too thin and too selected to trust.
+    One rule for every trigger experiment (trigger_eval, routing, attribute)."""
+    trials = sum(q.runs for q in results)
+    bad = sum(q.errors + q.timeouts for q in results) / max(1, trials)
+    if bad > limit:
+        raise HarnessError(f"{bad:.0%} of trials errored or timed out (trigger.max_error_rate="
+                           f"{limit}); {what} are not trustworthy")
+
+
+def require_trustworthy(results: Sequence[QueryResult], limit: float) -> None:
+    """`require_measured`, then `require_error_rate_within`: the two exit-3 rules at once."""
+    require_measured(results)
+    require_error_rate_within(results, limit)
+
+
 @dataclass
 class _QueryState:
     """Book-keeping of one query while it runs: its trials are built lazily, by repeat."""

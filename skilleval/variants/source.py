@@ -106,9 +106,35 @@ def choose(cfg: Any) -> Choice:
             return Choice(ORIGINAL, None)
         raise UserError(f"variant={name} needs variants=FILE (a mapping of names to descriptions)")
     table = load_variants(file)
+    for other in swept_values("variant"):  # a sweep's later typo must stop it before job 0
+        if other not in table and other != ORIGINAL:
+            raise UserError(f"variant={other} (swept): not in {file} (has: {', '.join(sorted(table))}; "
+                            f"{ORIGINAL} means SKILL.md's own)")
     if name in table:
         return Choice(name, table[name])
     if name == ORIGINAL:
         return Choice(ORIGINAL, None)
     raise UserError(f"variant={name}: not in {file} (has: {', '.join(sorted(table))}; "
                     f"{ORIGINAL} means SKILL.md's own)")
+
+
+def swept_values(key: str) -> list[str]:
+    """The values a multirun sweeps ``key`` over on this command line (``variant=a,b,c``), so
+    every job can check them all: the check would otherwise come at each value's own job,
+    after the earlier jobs were paid for. Hydra's own override parser reads the arguments;
+    empty when not sweeping ``key`` or when the arguments are not Hydra overrides."""
+    import sys
+
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.types import RunMode
+
+    try:
+        if not HydraConfig.initialized() or HydraConfig.get().mode != RunMode.MULTIRUN:
+            return []
+        overrides = OverridesParser.create().parse_overrides(
+            [a for a in sys.argv[1:] if "=" in a and not a.startswith("-")])
+    except Exception:  # noqa: BLE001 - best effort: each job still checks its own value
+        return []
+    return [str(v) for o in overrides if o.key_or_group == key and o.is_sweep_override()
+            for v in o.sweep_string_iterator()]

@@ -19,8 +19,8 @@ def _state(best_decision: str = "accepted (+3/-0 vs incumbent, mcnemar mid-p p=0
     return st
 
 
-def _test(*passed: bool) -> list[SimpleNamespace]:
-    return [SimpleNamespace(passed=p) for p in passed]
+def _test(*passed: bool | None) -> list[SimpleNamespace]:
+    return [SimpleNamespace(passed=p, case=SimpleNamespace(id=f"t{i}")) for i, p in enumerate(passed)]
 
 
 def test_a_description_that_lost_on_test_is_not_applied() -> None:
@@ -28,6 +28,15 @@ def test_a_description_that_lost_on_test_is_not_applied() -> None:
     why = refusal(_state(), {"original": _test(True, True, False), "best": _test(True, False, False)},
                   False)
     assert why is not None and "fewer test queries" in why and "1/3 vs 2/3" in why
+
+
+def test_the_test_veto_compares_only_queries_measured_under_both() -> None:
+    # an errored (insufficient) test query is no failure: 2/2 vs 2/3 with the third
+    # unmeasured under the best is a tie over the two measured under both, not a loss
+    assert refusal(_state(), {"original": _test(True, True, True), "best": _test(True, True, None)},
+                   False) is None
+    assert "measured under both" in refusal(
+        _state(), {"original": _test(None, None), "best": _test(True, True)}, False)
 
 
 def test_apply_needs_a_test_and_a_finished_one() -> None:

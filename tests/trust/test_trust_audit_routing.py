@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from skilleval.stats import wilson
+from routing_by_hand import clustered_by_hand as _by_hand
 
 REPO = Path(__file__).resolve().parents[2]
 EX = REPO / "experiments"
@@ -73,8 +73,11 @@ def test_every_routing_figure_matches_a_hand_count(routed) -> None:  # noqa: ANN
         rec, prec = res["per_skill"][s]["recall"], res["per_skill"][s]["precision"]
         assert (rec["k"], rec["n"]) == (tp, rec_n)
         assert (prec["k"], prec["n"]) == (tp, prec_n)
-        if rec_n:
-            assert (rec["low"], rec["high"]) == pytest.approx(wilson(tp, rec_n))
+        if rec_n:  # the interval is over queries: recomputed by hand from the trial rows
+            per_query = [(sum(t["fired"] == s for t in trials if t["query"] == q and t["outcome"] in VALID),
+                          sum(t["query"] == q and t["outcome"] in VALID for t in trials))
+                         for q, e in exp.items() if e == s]
+            assert (rec["low"], rec["high"]) == pytest.approx(_by_hand(per_query))
     correct = sum(n for (r, c), n in cell.items() if r == c)
     valid = sum(n for (_, c), n in cell.items() if c != "error")
     assert (res["accuracy"]["k"], res["accuracy"]["n"]) == (correct, valid)

@@ -41,7 +41,7 @@ def test_routing_page_states_the_runs_confidence(skilleval_cli, page, tmp_path) 
     r = skilleval_cli.run("+experiment=routing", "skills=[" + ",".join(map(str, skills)) + "]",
                           f"cases={ex / 'routing' / 'cases.json'}", "progress=false", "trigger.runs=1",
                           "trigger.confidence=0.8", check=0)
-    assert "80% Wilson intervals" in r.stdout
+    assert "80% intervals over queries" in r.stdout
     out = tmp_path / "r.html"
     skilleval_cli.run("report", "latest", "-o", str(out), check=0)
     open_offline(page, out)

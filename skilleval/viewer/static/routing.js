@@ -51,7 +51,7 @@
     const acc = r.accuracy || {};
     body.append(
       h("div", { class: "cards" },
-        h("div", { class: "card" }, h("div", { class: "label" }, "routing accuracy (trials)"), h("div", { class: "big" }, SE.pct(acc.value)),
+        h("div", { class: "card" }, h("div", { class: "label" }, "routing accuracy (trials; CI over queries)"), h("div", { class: "big" }, SE.pct(acc.value)),
           h("div", { class: "muted" }, `${Math.round(100 * (r.confidence || 0.95))}% CI ${SE.pct(acc.low)}–${SE.pct(acc.high)} · ${acc.k}/${acc.n} valid trials`)),
         h("div", { class: "card" }, h("div", { class: "label" }, "errors / timeouts"), h("div", { class: "big" }, String(r.errors || 0)),
           h("div", { class: "muted" }, "their own column; never counted as “none”")),
