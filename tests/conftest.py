@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from shared_helpers import reset_sim
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -83,6 +84,23 @@ def make_skilleval_cli():  # noqa: ANN201
     return make_cli
 
 
+@dataclass
+class FinishedRun:
+    """A finished run: the runner holding its store and outputs, and the run's process."""
+
+    cli: SkillevalCli
+    proc: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="session")
+def default_trigger_run(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
+    """`skilleval +experiment=trigger_eval trigger.runs=1` (the default example on the stub),
+    run once per session for the tests that only read it (its output, its store): don't
+    write to its store or outputs."""
+    cli = make_cli(tmp_path_factory.mktemp("default-trigger-run"))
+    return FinishedRun(cli, cli.run("+experiment=trigger_eval", "trigger.runs=1", check=0))
+
+
 # -- the real claude CLI -------------------------------------------------------------------
 
 
@@ -123,9 +141,4 @@ def sim_server():  # noqa: ANN201 - Iterator[SimProcess]
 @pytest.fixture
 def sim(sim_server):  # noqa: ANN001, ANN201
     """The module's serve-sim, reset to no faults and no latency for each test."""
-    sim_server.reset()
-    sim_server.configure(overloaded_rate=0.0, rate_limit_rate=0.0, server_error_rate=0.0,
-                         stream_error_rate=0.0, fail_next=[], orient_rate=0.0, latency_ms=0.0,
-                         retry_after_s=0.01, cache_min_tokens=1024, batch_delay_ms=100.0,
-                         chunk_delay_ms=0.0, stream_cut_rate=0.0)
-    return sim_server
+    return reset_sim(sim_server)

@@ -68,3 +68,14 @@ CHANGELOG_VARIANTS = {
           "to update CHANGELOG.md, write release notes, or summarise what changed since a release."),
     "c": "Use this skill for anything about documentation.",
 }
+
+
+def reset_sim(sim_server):  # noqa: ANN001, ANN201
+    """`sim_server` with its stats cleared and no faults, no latency (what `sim` gives a test;
+    module-scoped fixtures that share one run among tests call it themselves)."""
+    sim_server.reset()
+    sim_server.configure(overloaded_rate=0.0, rate_limit_rate=0.0, server_error_rate=0.0,
+                         stream_error_rate=0.0, fail_next=[], orient_rate=0.0, latency_ms=0.0,
+                         retry_after_s=0.01, cache_min_tokens=1024, batch_delay_ms=100.0,
+                         chunk_delay_ms=0.0, stream_cut_rate=0.0)
+    return sim_server

@@ -6,10 +6,12 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from shared_helpers import reset_sim
 from skilleval.sim.process import SimProcess  # the `sim` fixture (tests/conftest.py)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,21 +52,46 @@ def stub_result(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return result
 
 
+@dataclass
+class RealRuns:
+    """The fault-free real-backend runs, made once per module: the match-the-stub tests and
+    the no-key-leak test read the same runs (their folder, output and serve-sim's log)."""
+
+    root: Path
+    runs: dict[str, tuple[subprocess.CompletedProcess, dict | None]]
+    sim_logs: list[str]
+
+
+@pytest.fixture(scope="module")
+def real_runs(tmp_path_factory: pytest.TempPathFactory, sim_server: SimProcess,
+              claude_bin: str) -> RealRuns:
+    root = tmp_path_factory.mktemp("real")
+    backends = {
+        "anthropic_api": ["backend=anthropic_api"],
+        "claude_cli-1": ["backend=claude_cli", f"backend.executable={claude_bin}",
+                         "trigger.concurrency=1"],
+        "claude_cli-16": ["backend=claude_cli", f"backend.executable={claude_bin}",
+                          "trigger.concurrency=16"],
+    }
+    runs, logs = {}, []
+    for name, overrides in backends.items():
+        reset_sim(sim_server)
+        runs[name] = run_app(root, name, *overrides, f"backend.base_url={sim_server.url}")
+        logs.append(json.dumps(sim_server.log()))
+    return RealRuns(root, runs, logs)
+
+
 @pytest.mark.parametrize("concurrency", [1, 16])
-def test_claude_cli_matches_stub(tmp_path: Path, sim: SimProcess, claude_bin: str,
-                                 stub_result: dict, concurrency: int) -> None:
-    sim.reset()
-    proc, result = run_app(tmp_path, "store", "backend=claude_cli", f"backend.executable={claude_bin}",
-                           f"backend.base_url={sim.url}", f"trigger.concurrency={concurrency}")
+def test_claude_cli_matches_stub(real_runs: RealRuns, stub_result: dict, concurrency: int) -> None:
+    proc, result = real_runs.runs[f"claude_cli-{concurrency}"]
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert verdicts(result) == verdicts(stub_result)
     assert result["metrics"]["errors"] == 0
 
 
 def test_anthropic_api_matches_stub_and_survives_529s(tmp_path: Path, sim: SimProcess,
-                                                       stub_result: dict) -> None:
-    sim.reset()
-    proc, result = run_app(tmp_path, "clean", "backend=anthropic_api", f"backend.base_url={sim.url}")
+                                                       stub_result: dict, real_runs: RealRuns) -> None:
+    proc, result = real_runs.runs["anthropic_api"]
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert verdicts(result) == verdicts(stub_result)
 
@@ -100,12 +127,14 @@ def test_self_check_fails_with_exit_3_when_skill_hidden(tmp_path: Path, sim: Sim
     assert "self-check" in proc.stderr.lower()
 
 
-def test_no_api_key_in_store_logs_or_results(tmp_path: Path, sim: SimProcess, claude_bin: str) -> None:
-    sim.reset()
-    for backend in (["backend=anthropic_api"], ["backend=claude_cli", f"backend.executable={claude_bin}"]):
-        proc, _ = run_app(tmp_path, "store", *backend, f"backend.base_url={sim.url}")
+def test_no_api_key_in_store_logs_or_results(real_runs: RealRuns) -> None:
+    """Over the module's anthropic_api and claude_cli runs: their output, every file they
+    wrote (stores, outputs, the CLI's project folders) and what serve-sim received."""
+    for proc, _ in real_runs.runs.values():
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert FAKE_KEY not in proc.stdout + proc.stderr
-    leaks = [p for p in tmp_path.rglob("*") if p.is_file() and FAKE_KEY.encode() in p.read_bytes()]
+    files = [p for p in real_runs.root.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".parquet" for p in files)  # the scan sees the stores
+    leaks = [p for p in files if FAKE_KEY.encode() in p.read_bytes()]
     assert leaks == []
-    assert FAKE_KEY not in json.dumps(sim.log())
+    assert all(FAKE_KEY not in log for log in real_runs.sim_logs)

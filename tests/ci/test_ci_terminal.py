@@ -109,15 +109,14 @@ def test_version_lists_plugins(skilleval_cli) -> None:  # noqa: ANN001
     assert "reporter=junit" in r.stdout and "backend=stub" in r.stdout
 
 
-def test_sql_is_readable_when_piped(skilleval_cli) -> None:  # noqa: ANN001
-    skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=1", check=0)
-    r = skilleval_cli.run("sql", "select query, description, skill, verdict from queries",
-                          env={"COLUMNS": "60"}, check=0)
+def test_sql_is_readable_when_piped(default_trigger_run) -> None:  # noqa: ANN001
+    r = default_trigger_run.cli.run("sql", "select query, description, skill, verdict from queries",
+                                    env={"COLUMNS": "60"}, check=0)
     assert "…" not in r.stdout
     assert "Helps with project documentation tasks." in r.stdout
 
 
-def test_default_example_says_it_is_weak_on_purpose(skilleval_cli) -> None:  # noqa: ANN001
-    r = skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=1", check=0)
+def test_default_example_says_it_is_weak_on_purpose(default_trigger_run) -> None:  # noqa: ANN001
+    r = default_trigger_run.proc
     assert "weak on purpose" in r.stdout + r.stderr and "trigger_opt" in r.stdout + r.stderr
-    assert Path(skilleval_cli.results()[-1]).is_file()
+    assert Path(default_trigger_run.cli.results()[-1]).is_file()

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from skilleval.sim.process import SimProcess
 from skilleval.store.catalog import Store
 
@@ -64,11 +66,21 @@ def _write_skill(tmp: Path) -> None:
         json.dumps([{"query": q, "should_trigger": s} for q, s in QUERIES]))
 
 
-def test_api_against_serve_sim_equals_stub_trial_by_trial(tmp_path: Path, sim: SimProcess) -> None:
-    _write_skill(tmp_path)
-    _, stub = _run(tmp_path, "stub", "backend=stub", "trigger.runs=3")
+@pytest.fixture(scope="module")
+def stub_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
+    """The skill folder and the stub's trials over 3 runs, made once: each real backend's test
+    runs the same skill folder into its own store and compares with these trials (the CLI test
+    with its 2 runs: repeats 0 and 1; the stub draws per trial key, so they are the same)."""
+    tmp = tmp_path_factory.mktemp("agreement")
+    _write_skill(tmp)
+    _, stub = _run(tmp, "stub", "backend=stub", "trigger.runs=3")
+    return tmp, stub
+
+
+def test_api_against_serve_sim_equals_stub_trial_by_trial(stub_run, sim: SimProcess) -> None:  # noqa: ANN001
+    tmp, stub = stub_run
     sim.configure(fail_next=[529, 529, 529], retry_after_s=0.01)
-    _, api = _run(tmp_path, "api", "backend=anthropic_api", f"backend.base_url={sim.url}",
+    _, api = _run(tmp, "api", "backend=anthropic_api", f"backend.base_url={sim.url}",
                   "backend.retry_base_s=0.01", "backend.retry_max_s=0.05", "trigger.runs=3")
     assert len(stub) == len(api) == 3 * len(QUERIES)
     assert api == stub
@@ -79,10 +91,9 @@ def test_api_against_serve_sim_equals_stub_trial_by_trial(tmp_path: Path, sim: S
     assert len(shown) == 1 and "press releases or customer emails." in shown.pop()
 
 
-def test_real_cli_against_serve_sim_equals_stub_trial_by_trial(tmp_path: Path, sim: SimProcess,
+def test_real_cli_against_serve_sim_equals_stub_trial_by_trial(stub_run, sim: SimProcess,  # noqa: ANN001
                                                                claude_bin: str) -> None:
-    _write_skill(tmp_path)  # 10 queries x 2 runs: 20 real CLI processes (+ 6 self-check)
-    _, stub = _run(tmp_path, "stub", "backend=stub", "trigger.runs=2")
-    _, cli = _run(tmp_path, "cli", "backend=claude_cli", f"backend.executable={claude_bin}",
+    tmp, stub = stub_run  # 10 queries x 2 runs: 20 real CLI processes (+ 6 self-check)
+    _, cli = _run(tmp, "cli", "backend=claude_cli", f"backend.executable={claude_bin}",
                   f"backend.base_url={sim.url}", "trigger.runs=2")
-    assert len(cli) == 20 and cli == stub
+    assert len(cli) == 20 and cli == [r for r in stub if r["repeat"] < 2]

@@ -29,10 +29,9 @@ def test_excerpt_is_bounded_and_secret_free(monkeypatch: pytest.MonkeyPatch) -> 
     assert got == 'Let me look. | → Skill({"skill": "csv-tidy"})'
 
 
-def test_trials_keep_an_excerpt(skilleval_cli) -> None:
-    skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=1", check=0)
-    rows = json.loads(skilleval_cli.run("sql", "select outcome, fired, excerpt from trials", "--format", "json",
-                                        check=0).stdout)
+def test_trials_keep_an_excerpt(default_trigger_run) -> None:  # noqa: ANN001
+    rows = json.loads(default_trigger_run.cli.run("sql", "select outcome, fired, excerpt from trials",
+                                                  "--format", "json", check=0).stdout)
     assert rows and all(r["excerpt"] and len(r["excerpt"]) <= MAX_CHARS for r in rows)
     fired = [r for r in rows if r["fired"]]
     assert all(r["fired"] in r["excerpt"] for r in fired)
@@ -111,7 +110,8 @@ def test_view_binds_loopback_only(tmp_path: Path) -> None:
 
 
 def test_real_backends_store_a_bounded_secret_free_excerpt(tmp_path: Path, sim) -> None:  # noqa: ANN001
-    """The real SDK and the real claude CLI against serve-sim: every valid trial keeps an excerpt."""
+    """The real SDK and the real claude CLI against serve-sim: every valid trial keeps an excerpt.
+    (No self-check: its calls are not trials, and each one is another real CLI process.)"""
     import subprocess
     import sys
 
@@ -132,7 +132,8 @@ def test_real_backends_store_a_bounded_secret_free_excerpt(tmp_path: Path, sim) 
                "ANTHROPIC_API_KEY": key}
         proc = subprocess.run([sys.executable, "-m", "skilleval.cli", "+experiment=trigger_eval",
                                f"skill={repo / 'experiments/csv-tidy'}", f"cases={cases}", "backend.model=sim-1",
-                               "trigger.runs=2", "progress=false", f"backend.base_url={sim.url}", *backend],
+                               "trigger.runs=2", "trigger.self_check=false", "progress=false",
+                               f"backend.base_url={sim.url}", *backend],
                               env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr[-2000:]
         from skilleval.store.catalog import Store
