@@ -60,6 +60,11 @@ Measured on a fresh clone (2026-12-01, shipped defaults, 180 units, ``--jobs 2``
 calls ratio 0.55; test accuracy 0.802 (recommended) vs skill-creator's 0.820, paired
 -0.018 [-0.038, +0.003], not significant; the validation-best before the test check
 -0.019 [-0.040, +0.003]. The target's lower bound (>= -0.02) is NOT met.
+Rerun on a fresh clone after the offline proposer's wording was rewritten to read as an author
+writes (f309dcd; the stub answers the ``llm`` proposer with it, so both protocols' proposals
+changed; nothing was tuned on these units): calls ratio 0.55; test accuracy 0.808 vs
+skill-creator's 0.829, paired -0.021 [-0.042, +0.000], not significant; validation-best -0.026
+[-0.048, -0.003]. Still NOT met.
 Same day, ``--unseen 4`` (seeds 0..29, 180 units, 16 queries left to each protocol): on the 4
 queries neither protocol saw, ours (recommended) 0.746 vs skill-creator 0.772, paired -0.026
 [-0.054, +0.002], not significant (validation-best -0.021 [-0.049, +0.008]); on those runs'
