@@ -32,7 +32,7 @@ from skilleval.errors import BudgetExhausted, HarnessError, UserError
 from skilleval.events import JobEnd, JobStart
 from skilleval.progress import LiveProgress, PlainProgress
 from skilleval.registry import Registry
-from skilleval.skills import MAX_DESCRIPTION, load_skill
+from skilleval.skills import description_problems, load_skill
 from skilleval.store.catalog import Store
 from skilleval.store.liveness import run_lease
 from skilleval.store.schema import SCHEMA_VERSION
@@ -113,12 +113,14 @@ class JobContext:
 
             if self.variant.description is not None:
                 skill = skill.with_description(self.variant.description)
-            elif len(skill.description) > MAX_DESCRIPTION and not self.description_hash:
-                self.console.print(  # measured as written, but not silently (once per job)
-                    f"[yellow]warning:[/yellow] {safe(path)}: the description is "
-                    f"{len(skill.description)} characters, over the {MAX_DESCRIPTION} the Agent "
-                    "Skills spec allows (validate fails it; skill-creator says longer ones are "
-                    "truncated): this run measures text Claude may not see in full")
+            elif not self.description_hash:  # measured as written, but not silently (once per job)
+                for problem in description_problems(skill.description):
+                    self.console.print(
+                        f"[yellow]warning:[/yellow] {safe(path)}: {problem}, as the Agent Skills "
+                        "spec says (validate fails it; skill-creator says longer descriptions are "
+                        "truncated, and its validation and skill upload refuse '<' and '>'): this "
+                        "run measures the description as written, which may not be what Claude "
+                        "sees or what can ship")
             self.description_hash = description_hash(skill.description)
             self.summary.update(variant=self.variant.name, description_hash=self.description_hash)
         return skill

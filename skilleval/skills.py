@@ -215,10 +215,8 @@ def validate_skill(path: str | Path) -> list[Problem]:
         desc = desc.strip()
         if not desc:
             err("'description' is empty")
-        if "<" in desc or ">" in desc:
-            err("description must not contain '<' or '>'")
-        if len(desc) > MAX_DESCRIPTION:
-            err(f"description is {len(desc)} characters; at most {MAX_DESCRIPTION}")
+        for problem in description_problems(desc):
+            err(problem)
     comp = fm.get("compatibility")
     if comp and (not isinstance(comp, str) or len(comp) > 500):
         err("'compatibility' must be a string of at most 500 characters")
@@ -226,6 +224,17 @@ def validate_skill(path: str | Path) -> list[Problem]:
         package_files(md.parent)
     except UserError as exc:
         err(str(exc))
+    return problems
+
+
+def description_problems(desc: str) -> list[str]:
+    """What the Agent Skills spec refuses in a description: `validate` fails a skill for each,
+    and a run measures the description as written but warns (`JobContext.load_skill`)."""
+    problems = []
+    if "<" in desc or ">" in desc:
+        problems.append("description must not contain '<' or '>'")
+    if len(desc) > MAX_DESCRIPTION:
+        problems.append(f"description is {len(desc)} characters; at most {MAX_DESCRIPTION}")
     return problems
 
 
