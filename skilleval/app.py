@@ -114,13 +114,10 @@ class JobContext:
             if self.variant.description is not None:
                 skill = skill.with_description(self.variant.description)
             elif not self.description_hash:  # measured as written, but not silently (once per job)
-                for problem in description_problems(skill.description):
+                for problem, consequence in description_problems(skill.description):
                     self.console.print(
-                        f"[yellow]warning:[/yellow] {safe(path)}: {problem}, as the Agent Skills "
-                        "spec says (validate fails it; skill-creator says longer descriptions are "
-                        "truncated, and its validation and skill upload refuse '<' and '>'): this "
-                        "run measures the description as written, which may not be what Claude "
-                        "sees or what can ship")
+                        f"[yellow]warning:[/yellow] {safe(path)}: {problem} (the Agent Skills "
+                        f"spec; validate fails it); measured as written, but {consequence}")
             self.description_hash = description_hash(skill.description)
             self.summary.update(variant=self.variant.name, description_hash=self.description_hash)
         return skill

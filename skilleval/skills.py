@@ -215,7 +215,7 @@ def validate_skill(path: str | Path) -> list[Problem]:
         desc = desc.strip()
         if not desc:
             err("'description' is empty")
-        for problem in description_problems(desc):
+        for problem, _ in description_problems(desc):
             err(problem)
     comp = fm.get("compatibility")
     if comp and (not isinstance(comp, str) or len(comp) > 500):
@@ -227,14 +227,19 @@ def validate_skill(path: str | Path) -> list[Problem]:
     return problems
 
 
-def description_problems(desc: str) -> list[str]:
-    """What the Agent Skills spec refuses in a description: `validate` fails a skill for each,
-    and a run measures the description as written but warns (`JobContext.load_skill`)."""
+def description_problems(desc: str) -> list[tuple[str, str]]:
+    """(problem, what follows from it) for each thing the Agent Skills spec refuses in a
+    description: `validate` fails a skill for each problem, and a run measures the description
+    as written but warns with both (`JobContext.load_skill`)."""
     problems = []
     if "<" in desc or ">" in desc:
-        problems.append("description must not contain '<' or '>'")
+        problems.append(("description must not contain '<' or '>'",
+                         "skill-creator's validation and skill upload refuse it, so the skill "
+                         "cannot ship as measured"))
     if len(desc) > MAX_DESCRIPTION:
-        problems.append(f"description is {len(desc)} characters; at most {MAX_DESCRIPTION}")
+        problems.append((f"description is {len(desc)} characters; at most {MAX_DESCRIPTION}",
+                         "skill-creator says longer ones are truncated, so Claude may not see "
+                         "all of what is measured"))
     return problems
 
 
