@@ -27,7 +27,7 @@ from skilleval.errors import UserError
 from skilleval.execution import OutputFile, store_blobs
 from skilleval.functional.import_files import WorkspaceFiles
 from skilleval.functional.records import digest, now
-from skilleval.functional.workspace import ERROR_FILE
+from skilleval.functional.workspace import BOOKKEEPING, DISPLACED, ERROR_FILE
 from skilleval.store.catalog import Store, resolve_root
 from skilleval.store.schema import SCHEMA_VERSION
 from skilleval.terminal import visible_line
@@ -103,13 +103,19 @@ def import_workspace(root: Path, store: Store, skill: str | None = None) -> dict
         m = re.fullmatch(r"eval-(\d+)(?:-.*)?", run["eval_dir"].name)
         eval_id = str(meta.get("eval_id", m.group(1) if m else run["eval_dir"].name))
         eval_name = str(meta.get("eval_name") or run["eval_dir"].name.removeprefix("eval-"))
-        outputs = []
+        outputs, on_disk = [], []
         out_dir = d / "outputs"
         if out_dir.is_dir():
             for f in files.outputs(out_dir):
-                h = hashlib.sha256(f.read_bytes()).hexdigest()
-                outputs.append(OutputFile("outputs/" + f.relative_to(out_dir).as_posix(), h, f.stat().st_size))
-            store_blobs(d, tuple(outputs), store.root / "blobs")
+                rel = f.relative_to(out_dir).as_posix()
+                if rel in BOOKKEEPING:  # the transcript and metrics beside the model's files
+                    continue
+                h, size = hashlib.sha256(f.read_bytes()).hexdigest(), f.stat().st_size
+                on_disk.append(OutputFile("outputs/" + rel, h, size))
+                # our export keeps a colliding output under _sandbox/ by its sandbox path: back
+                outputs.append(OutputFile(rel.removeprefix(DISPLACED + "/") if rel.startswith(DISPLACED + "/")
+                                          else "outputs/" + rel, h, size))
+            store_blobs(d, tuple(on_disk), store.root / "blobs")
         transcript = ""
         for t in (out_dir / "transcript.md", d / "transcript.md"):
             text = files.text(t)

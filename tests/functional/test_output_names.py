@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from skilleval.store.catalog import Store
+
 REPO = Path(__file__).resolve().parents[2]
 CSV_TIDY = REPO / "experiments" / "csv-tidy"
 FAST = ("functional.bootstrap=100", "functional.runs=1", "functional.analyze=false")
@@ -46,3 +48,21 @@ def test_blind_comparator_sees_an_output_named_transcript_md(skilleval_cli, tmp_
     assert len(found) == 1, found
     results = json.loads(found[0].read_text())["expectation_results"]
     assert {side: r["passed"] for side, r in results.items()} == {"A": 1, "B": 1}, results
+
+
+def test_import_of_our_export_maps_displaced_outputs_back(skilleval_cli, tmp_path: Path) -> None:
+    """`skilleval import` of our own workspace lists the model's outputs by their sandbox paths:
+    the displaced `_sandbox/outputs/transcript.md` is `outputs/transcript.md` again, and our
+    bookkeeping (transcript.md, metrics.json beside the outputs) is not a model output."""
+    path = _evals(tmp_path)
+    skilleval_cli.run("+experiment=functional_eval", *FAST, f"functional.evals={path}",
+                      check=0, timeout=300)
+    [ws] = {p.parent for p in skilleval_cli.outputs.rglob("iteration-1")}
+    store = tmp_path / "imported"
+    skilleval_cli.run("import", str(ws), "--skill", "csv-tidy", env={"SKILLEVAL_STORE": str(store)},
+                      check=0)
+    rows = Store(store).query("select arm, outputs from executions").to_pylist()
+    assert len(rows) == 2, rows
+    for r in rows:
+        paths = sorted(o["path"] for o in r["outputs"])
+        assert paths == ["outputs/contacts_clean.csv", "outputs/transcript.md"], (r["arm"], paths)
