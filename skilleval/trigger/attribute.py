@@ -133,11 +133,10 @@ def run_attribute(job: "JobContext") -> int:
 def _require_enough_valid(job: "JobContext", measured: list[Any]) -> None:
     """Exit 3 when nothing was measured, or when more trials errored than
     ``trigger.max_error_rate`` allows (the rule trigger_eval and routing apply)."""
-    from skilleval.trigger.runner import require_error_rate_within, require_measured
+    from skilleval.trigger.runner import require_trustworthy
 
-    require_measured(measured)
-    require_error_rate_within(measured, job.cfg.trigger.get("max_error_rate", 1.0),
-                              "attribution (not printed) and its figures")
+    require_trustworthy(measured, job.cfg.trigger.get("max_error_rate", 1.0),
+                        "attribution (not printed) and its figures")
 
 
 def _mean(x: np.ndarray) -> float | None:

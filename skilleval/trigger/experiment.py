@@ -14,7 +14,7 @@ from skilleval.errors import BudgetExhausted
 from skilleval.gates import estimates as gate_estimates
 from skilleval.trigger.metrics import TriggerSummary, summarize
 from skilleval.trigger.policies import max_runs, rates_label
-from skilleval.trigger.runner import QueryResult, TrialRunner, require_error_rate_within, require_measured
+from skilleval.trigger.runner import QueryResult, TrialRunner, require_trustworthy
 from skilleval.terminal import safe
 
 if TYPE_CHECKING:
@@ -118,8 +118,7 @@ def run_trigger_eval(job: "JobContext") -> int:
     note = example_note(skill.path)
     if note:
         job.console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
-    require_measured(results)
-    require_error_rate_within(results, job.cfg.trigger.get("max_error_rate", 1.0))
+    require_trustworthy(results, job.cfg.trigger.get("max_error_rate", 1.0))
     return 0
 
 

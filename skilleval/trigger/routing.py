@@ -184,7 +184,7 @@ def run_routing(job: "JobContext") -> int:
     from skilleval.terminal import safe as escape  # rich markup *and* control characters
 
     from skilleval.trigger.experiment import run_self_check
-    from skilleval.trigger.runner import require_error_rate_within, require_measured
+    from skilleval.trigger.runner import require_trustworthy
 
     skills = resolve_skills(job.cfg.get("skills"))
     names = [s.name for s in skills]
@@ -233,8 +233,7 @@ def run_routing(job: "JobContext") -> int:
     job.out.print(per)
     job.out.print(f"routing accuracy: {_fmt(m['accuracy'])}; errors/timeouts: {m['errors']} "
                   f"(not counted as none)")
-    require_measured(results)
-    require_error_rate_within(results, job.cfg.trigger.get("max_error_rate", 1.0), "routing figures")
+    require_trustworthy(results, job.cfg.trigger.get("max_error_rate", 1.0), "routing figures")
     return 0
 
 

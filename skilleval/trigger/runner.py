@@ -134,10 +134,11 @@ def require_error_rate_within(results: Sequence[QueryResult], limit: float, what
                            f"{limit}); {what} are not trustworthy")
 
 
-def require_trustworthy(results: Sequence[QueryResult], limit: float) -> None:
-    """`require_measured`, then `require_error_rate_within`: the two exit-3 rules at once."""
+def require_trustworthy(results: Sequence[QueryResult], limit: float, what: str = "results") -> None:
+    """`require_measured`, then `require_error_rate_within`: the two exit-3 rules every
+    trigger experiment applies (trigger_eval, routing, attribute, trigger_opt)."""
     require_measured(results)
-    require_error_rate_within(results, limit)
+    require_error_rate_within(results, limit, what)
 
 
 @dataclass
