@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from skilleval.domain import Skill
 from skilleval.errors import HarnessError, UserError
+from skilleval.optimize.selection import verdicts_under_both
 from skilleval.skills import skill_md_path, validate_skill, write_description
 from skilleval.terminal import safe
 
@@ -50,11 +51,8 @@ def held_out_veto(tests: dict[str, Any]) -> str | None:
     """Why the held-out test overrules the loop's best, or None: it passed fewer test queries
     than the original (one comparison of two descriptions, not a search over candidates).
     ``tests`` holds both; the callers check that first."""
-    # over the queries measured under both: an errored query is no pass and no failure
-    po = {q.case.id: q.passed for q in tests["original"] or ()}
-    both = [(q.passed, po[q.case.id]) for q in tests["best"] or ()
-            if q.passed is not None and po.get(q.case.id) is not None]
-    b, o = sum(bool(x) for x, _ in both), sum(bool(y) for _, y in both)
+    both = verdicts_under_both(tests["best"], tests["original"])
+    b, o = sum(x for x, _ in both), sum(y for _, y in both)
     if not both:
         return "no test query was measured under both descriptions (errors or timeouts)"
     if b < o:

@@ -12,7 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from skilleval.optimize.apply import recommendation
-from skilleval.optimize.selection import QueryOutcome, outcomes, passed, run_accuracy
+from skilleval.optimize.selection import (QueryOutcome, outcomes, passed, run_accuracy,
+                                          verdicts_under_both)
 from skilleval.stats import estimate, mcnemar_exact
 from skilleval.trigger.metrics import summarize
 from skilleval.trigger.policies import rates_label
@@ -92,11 +93,9 @@ def build_results(o: "Optimizer", state: "LoopState", tests: dict[str, list[Quer
         })
     test_pair = None
     if tests.get("original") and tests.get("best"):
-        # over the queries measured under both: an unmeasured one is no win and no loss
-        po = {q.case.id: q.passed for q in tests["original"]}
-        both = [q for q in tests["best"] if q.passed is not None and po.get(q.case.id) is not None]
-        wins = sum(1 for q in both if q.passed and not po[q.case.id])
-        losses = sum(1 for q in both if not q.passed and po[q.case.id])
+        both = verdicts_under_both(tests["best"], tests["original"])
+        wins = sum(1 for b, o in both if b and not o)
+        losses = sum(1 for b, o in both if o and not b)
         test_pair = {"wins": wins, "losses": losses, "p_value": mcnemar_exact(wins, losses),
                      "test": "exact McNemar on per-query pass/fail (information only)"}
     best_train_acc = passed(best.train) / len(measured(best.train)) if measured(best.train) else None

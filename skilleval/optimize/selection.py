@@ -69,6 +69,15 @@ def outcomes(results: Sequence["QueryResult"]) -> list[QueryOutcome]:
                          q.passed is None, q.errors, q.timeouts) for q in results]
 
 
+def verdicts_under_both(best: Sequence["QueryResult"] | None, original: Sequence["QueryResult"] | None
+                        ) -> list[tuple[bool, bool]]:
+    """(best passed, original passed) for each test query measured under both descriptions:
+    an insufficient query (errors, timeouts) has no verdict, so it is no win and no loss."""
+    before = {q.case.id: q.passed for q in original or ()}
+    return [(q.passed, before[q.case.id]) for q in best or ()
+            if q.passed is not None and before.get(q.case.id) is not None]
+
+
 def passed(outcomes: Sequence[QueryOutcome]) -> int:
     return sum(o.passed for o in outcomes)
 
