@@ -28,6 +28,7 @@ def run_attribute(job: "JobContext") -> int:
 
     from skilleval.app import checked_number
     from skilleval.trigger.experiment import run_self_check
+    from skilleval.trigger.runner import require_trustworthy
 
     cfg = job.cfg.get("attribute") or {}
     exact_max = checked_number("attribute.exact_max", cfg.get("exact_max", 6), int)
@@ -83,7 +84,9 @@ def run_attribute(job: "JobContext") -> int:
     job.store.close()
     errors = {"trials": sum(q.runs for q in measured), "errors": sum(q.errors for q in measured),
               "timeouts": sum(q.timeouts for q in measured)}
-    _require_enough_valid(job, measured)
+    # exit 3 when nothing was measured or more than trigger.max_error_rate errored (as trigger_eval)
+    require_trustworthy(measured, job.cfg.trigger.get("max_error_rate", 1.0),
+                        "attribution (not printed) and its figures")
 
     def value(s: frozenset[int]) -> np.ndarray:
         return rates[s]
@@ -128,15 +131,6 @@ def run_attribute(job: "JobContext") -> int:
                   f"{errors['timeouts']} (left out of every rate, never a 'no'; a query whose "
                   f"trials all errored for a description it needs is left out of that effect)")
     return 0
-
-
-def _require_enough_valid(job: "JobContext", measured: list[Any]) -> None:
-    """Exit 3 when nothing was measured, or when more trials errored than
-    ``trigger.max_error_rate`` allows (the rule trigger_eval and routing apply)."""
-    from skilleval.trigger.runner import require_trustworthy
-
-    require_trustworthy(measured, job.cfg.trigger.get("max_error_rate", 1.0),
-                        "attribution (not printed) and its figures")
 
 
 def _mean(x: np.ndarray) -> float | None:
