@@ -6,11 +6,11 @@ paid for. Each check here names the key and the value it got, in one line (exit 
 """
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 from typing import Any
 
+from skilleval.checks import checked_number
 from skilleval.errors import UserError
 
 # Tools an arm may offer: the sandbox's file tools, and Claude Code's own tool names (the
@@ -34,12 +34,8 @@ def number(key: str, value: Any, kind: type, *, low: float | None = None, high: 
             value = float(value)
         except ValueError:
             pass
-    # NaN passes every range check below (each comparison is False): refuse it, and infinity
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            not math.isfinite(value) or (kind is int and not float(value).is_integer()):
-        want = "a whole number" if kind is int else "a finite number"
-        raise UserError(f"{key} must be {want}, got {value!r}")
-    value = kind(value)
+    # a number of the kind, finite (NaN would pass every range check below)
+    value = checked_number(key, value, kind)
     bad_low = low is not None and (value <= low if low_open else value < low)
     bad_high = high is not None and (value >= high if high_open else value > high)
     if bad_low or bad_high:
