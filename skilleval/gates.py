@@ -167,7 +167,12 @@ def _regression(job: "JobContext", s: GateSettings) -> GateResult | None:
         raise
     bench = job.output_dir / "benchmark.json"
     current = from_file(bench) if base.kind == "functional" and bench.is_file() else load(job.run_id, job.store)
-    d = diff(base, current, common=True, confidence=s.confidence)
+    try:
+        d = diff(base, current, common=True, confidence=s.confidence)
+    except UserError as exc:  # found after the calls: nothing to compare is "could not measure"
+        raise HarnessError(f"gate.baseline={s.baseline}: {exc} with baseline "
+                           f"{base.run_id or base.label}; the regression gate cannot be checked "
+                           "(a baseline must measure some of the same queries or evals)") from None
     for note in d["notes"]:
         job.console.print(f"[dim]gate.baseline: {note}[/dim]")
     alpha = 1 - s.confidence

@@ -74,10 +74,12 @@ def load(spec: str, store: Store, *, exclude: str | None = None, experiment: str
 
 def completed_runs(store: Store, *, exclude: str | None = None, experiment: str | None = None,
                    skill: str | None = None) -> list[dict[str, Any]]:
-    """Finished runs, newest first (run_id, experiment, skill, ts, output_dir)."""
+    """Finished runs, newest first (run_id, experiment, skill, ts, output_dir). A run whose gate
+    failed is finished too: its measurement is whole, and the run after a red CI check is
+    exactly the one `diff latest~1 latest` and `gate.baseline=latest` must pair with."""
     if "runs" not in store.tables():
         return []
-    where, params = ["status = 'done'"], []
+    where, params = ["status IN ('done', 'gate_failed')"], []
     if exclude:
         where.append("run_id <> ?")
         params.append(exclude)
