@@ -12,7 +12,7 @@ from typing import Callable
 
 import duckdb
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from skilleval.errors import UserError
 from skilleval.terminal import safe, visible_line
@@ -107,7 +107,9 @@ def plugins_main(argv: list[str]) -> int:
                            "version": r.version, "plugin": r.plugin, "help": r.help} for r in regs],
                          indent=2))
         return 0
-    table = Table("kind", "name", "distribution", "version", "description")
+    # Names never shrink to "…" (they are what a user types); a long description folds.
+    table = Table(*(Column(h, no_wrap=True) for h in ("kind", "name", "distribution", "version")),
+                  Column("description", overflow="fold"))
     for r in regs:
         table.add_row(*(safe(x) for x in (r.kind, r.name, r.distribution, r.version, r.help)))
     Console().print(table)

@@ -198,10 +198,11 @@ def compact_main(argv: list[str]) -> int:
         print(json.dumps([vars(t) for t in report.tables], indent=2))
         return 0
     from rich.console import Console
-    from rich.table import Table
+    from rich.table import Column, Table
 
-    out = Table("table", "parts before", "parts after", "merged", "written", "rows moved",
-                "leftovers removed")
+    # Table names and counts fold rather than end in "…" on a narrow terminal (a lost digit lies).
+    out = Table(Column("table", no_wrap=True), *(Column(h, overflow="fold") for h in (
+        "parts before", "parts after", "merged", "written", "rows moved", "leftovers removed")))
     for t in report.tables:
         out.add_row(t.table, str(t.parts_before), str(t.parts_after), str(t.merged),
                     str(t.written), str(t.rows_moved), str(t.leftovers_removed))

@@ -56,10 +56,11 @@ def stats_main(argv: list[str]) -> int:
         print(json.dumps([asdict(s) for s in stats], indent=2))
         return 0
     from rich.console import Console
-    from rich.table import Table
+    from rich.table import Column, Table
 
-    table = Table("view", "parts", "compacted", f"small (<{SMALL_ROWS:,} rows)", "rows", "bytes",
-                  "dead (awaiting delete)")
+    # View names and counts fold rather than end in "…" on a narrow terminal (a lost digit lies).
+    table = Table(Column("view", no_wrap=True), *(Column(h, overflow="fold") for h in (
+        "parts", "compacted", f"small (<{SMALL_ROWS:,} rows)", "rows", "bytes", "dead (awaiting delete)")))
     for s in stats:
         table.add_row(s.view, f"{s.parts:,}", f"{s.compacted_parts:,}", f"{s.small_parts:,}",
                       f"{s.rows:,}", f"{s.bytes:,}", f"{s.dead_parts:,}")
