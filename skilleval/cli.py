@@ -190,6 +190,11 @@ def _run_hydra(args: list[str]) -> int:
     except (HydraException, OmegaConfBaseException) as exc:
         print(f"skilleval: config error: {visible_line(_one_line(exc))}", file=sys.stderr)
         return 2
+    except ValueError as exc:
+        if "can be specified" not in str(exc):  # Hydra's "Only one of --run, --multirun, --cfg..."
+            raise
+        print(f"skilleval: config error: {visible_line(_one_line(exc))}", file=sys.stderr)
+        return 2
     except Exception as exc:  # Hydra wraps task errors; unwrap ours
         cause = exc.__cause__ or exc.__context__
         if isinstance(cause, SkillevalError):
