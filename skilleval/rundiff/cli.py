@@ -43,14 +43,33 @@ def diff_main(argv: list[str]) -> int:
         # "the run before" a trigger run
         newest = completed_runs(store)
         experiment = newest[0]["experiment"] if newest else None
-    a = load(args.a, store, experiment=experiment)
-    b = load(args.b, store, experiment=experiment)
+    try:
+        a = load(args.a, store, experiment=experiment)
+        b = load(args.b, store, experiment=experiment)
+    except UserError as exc:
+        if args.experiment is None and experiment is not None:
+            raise UserError(f"{exc}{_other_experiments(store, experiment)}") from None
+        raise
     result = diff(a, b, common=args.common, confidence=args.confidence)
     if args.format == "json":
         print(json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False))
     else:
         render(result, Console(soft_wrap=False, width=None if sys.stdout.isatty() else 160))
     return 0
+
+
+def _other_experiments(store: object, shown: str) -> str:
+    """A hint when `latest~N` was counted in the newest run's experiment by default: after a
+    functional_eval, `diff latest~1 latest` finds one run there while trigger runs wait."""
+    from skilleval.rundiff.sources import _kind_of, completed_runs
+
+    counts: dict[str, int] = {}
+    for run in completed_runs(store):  # type: ignore[arg-type]
+        if run["experiment"] != shown and _kind_of(store, run) is not None:  # type: ignore[arg-type]
+            counts[run["experiment"]] = counts.get(run["experiment"], 0) + 1
+    others = [f"{name} ({n})" for name, n in sorted(counts.items()) if name != shown and n >= 2]
+    return (f" (the newest run's; --experiment NAME counts another: {', '.join(others)})"
+            if others else "")
 
 
 def _sweep(argv: list[str]) -> int:
