@@ -218,13 +218,7 @@ def run_routing(job: "JobContext") -> int:
                        # what the viewer's heatmap draws (the results.json figures, and each
                        # skill's description as listed)
                        routing={**m, "descriptions": {s.name: s.description for s in skills}})
-    table = Table(title="routing confusion matrix (trials; rows expected, columns fired)")
-    table.add_column("expected \\ fired", overflow="fold")
-    for c in m["columns"]:
-        table.add_column(escape(c), justify="right", overflow="fold")
-    for e, row in m["matrix"].items():
-        table.add_row(escape(e), *(str(row[c]) for c in m["columns"]))
-    job.out.print(table)
+    _print_matrix(job.out, m, names)
     per = Table(title=f"per skill (over trials; {settings.confidence * 100:g}% intervals over queries)")
     for col in ("skill", "precision", "recall"):
         per.add_column(col)
@@ -235,6 +229,35 @@ def run_routing(job: "JobContext") -> int:
                   f"(not counted as none)")
     require_trustworthy(results, job.cfg.trigger.get("max_error_rate", 1.0), "routing figures")
     return 0
+
+
+def _print_matrix(out: Any, m: dict[str, Any], names: list[str]) -> None:
+    """Skill columns are headed by the skill's number: ten names as headers folded letter by
+    letter into an unreadable matrix in an 80-column terminal. Rows carry number and name when
+    that fits the terminal, else the number, with the names listed below."""
+    from rich.measure import Measurement
+    from rich.table import Table
+
+    from skilleval.terminal import safe as escape  # rich markup *and* control characters
+
+    number = {name: str(i) for i, name in enumerate(names, 1)}
+
+    def build(named: bool) -> "Table":
+        table = Table(title="routing confusion matrix (trials; rows expected, columns fired)")
+        table.add_column("expected \\ fired" if named else "", no_wrap=True)
+        for c in m["columns"]:
+            table.add_column(number.get(c) or escape(c), justify="right", no_wrap=True)
+        for e, row in m["matrix"].items():
+            label = (f"{number[e]} {escape(e)}" if named else number[e]) if e in number else escape(e)
+            table.add_row(label, *(str(row[c]) for c in m["columns"]))
+        return table
+
+    table = build(True)
+    if Measurement.get(out, out.options.update_width(1_000_000), table).maximum > out.width:
+        table = build(False)
+        table.caption = escape("  ".join(f"{number[n]}={n}" for n in names))
+        table.caption_justify = "left"
+    out.print(table)
 
 
 def _fmt(e: dict[str, Any]) -> str:
