@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -169,8 +170,10 @@ def _print(job: "JobContext", skill: Skill, rows: list[dict[str, Any]], target: 
     job.console.print(f"coverage: {len(cov) - len(uncovered)}/{len(cov)} clauses of the description "
                       "and scope statements exercised")
     job.out.print(f"wrote {len(rows)} queries ({pos} should trigger, {len(rows) - pos} should not) to "
-                  f"{escape(str(target))}")
-    job.out.print(f"review: skilleval review-evals {escape(str(target))} --skill {escape(str(skill.path))}")
+                  f"{escape(str(target))}", soft_wrap=True)
+    # one unbroken line: a command to copy, its paths quoted for the shell
+    job.out.print(f"review: skilleval review-evals {escape(shlex.quote(str(target)))} "
+                  f"--skill {escape(shlex.quote(str(skill.path)))}", soft_wrap=True)
 
 
 def draft_evals_factory(params: Any) -> Any:

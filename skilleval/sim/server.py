@@ -334,7 +334,7 @@ def serve_sim_main(argv: list[str]) -> int:
     from skilleval.errors import UserError
     from skilleval.sim.flags import add_config_flags
 
-    parser = ArgParser(prog="skilleval serve-sim", description=__doc__.split("\n\n")[0])
+    parser = ArgParser(prog="skilleval serve-sim", description=__doc__.split("\n\n")[0].replace("``", ""))
     parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
     parser.add_argument("--host", default="127.0.0.1", help="loopback only")
     parser.add_argument("--hook", action="append", default=[],

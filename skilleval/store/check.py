@@ -19,7 +19,7 @@ from skilleval.cliargs import ArgParser as _Parser
 def check_main(argv: list[str]) -> int:
     from skilleval.store.catalog import resolve_root
 
-    p = _Parser(prog="skilleval store check", description=__doc__.split("\n\n")[0])
+    p = _Parser(prog="skilleval store check", description=__doc__.split("\n\n")[0].replace("``", ""))
     p.add_argument("--store", help="store root (default: $SKILLEVAL_STORE or the per-user store)")
     p.add_argument("--quarantine", action="store_true", help="move unreadable parts to _quarantine/")
     args = p.parse_args(argv)

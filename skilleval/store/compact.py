@@ -182,7 +182,7 @@ class _lock:
 def compact_main(argv: list[str]) -> int:
     from skilleval.store.catalog import Store, resolve_root
 
-    p = _Parser(prog="skilleval store compact", description=__doc__.split("\n\n")[0])
+    p = _Parser(prog="skilleval store compact", description=__doc__.split("\n\n")[0].replace("``", ""))
     p.add_argument("--store", help="store root or URL (default: $SKILLEVAL_STORE or the per-user store)")
     p.add_argument("--target-rows", type=int, default=1_000_000,
                    help="rows per compacted part at most (default 1,000,000)")

@@ -214,3 +214,16 @@ def test_offline_draft_has_no_positive_that_only_names_the_skill(tmp_path: Path,
         if r["should_trigger"]:
             span_words = content_stems(r["span"]) - content_stems("haiku writer")
             assert span_words, r  # the query was built from something the skill does
+
+
+def test_review_hint_is_one_copyable_command(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN001
+    """The hint after a draft was wrapped at 80 columns mid-path and left paths unquoted."""
+    import shlex
+
+    skill = tmp_path / "my skills" / "csv-tidy"
+    shutil.copytree(REPO / "experiments" / "csv-tidy", skill)
+    r = skilleval_cli.run("+experiment=draft_evals", f"skill={skill}", env={"COLUMNS": "80"}, check=0)
+    [line] = [ln for ln in r.stdout.splitlines() if ln.startswith("review: ")]
+    words = shlex.split(line[len("review: "):])
+    assert words[:2] == ["skilleval", "review-evals"] and words[3] == "--skill", words
+    assert Path(words[2]).is_file() and Path(words[4]) == skill, words

@@ -148,3 +148,9 @@ def test_sweep_with_cfg_is_one_line_not_a_traceback(newcomer) -> None:  # noqa: 
     assert r.returncode == 2, r.stdout + r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "--multirun" in r.stderr
+
+
+def test_verb_help_has_no_docstring_markup(newcomer) -> None:  # noqa: ANN001
+    for verb in (["serve-sim"], ["store", "check"], ["store", "compact"]):
+        text = newcomer.run(*verb, "--help", check=0).stdout
+        assert "``" not in text and f"skilleval {' '.join(verb)}:" in " ".join(text.split()), text
