@@ -255,6 +255,10 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     job = JobContext(cfg, registry, store, run_id, sweep_id, job_num, exp.get("name", exp.kind),
                      output_dir, backend, budget, overrides=overrides, variant=variant)
     job.executor_built = registry.build("executor", cfg.get("executor") or "local")
+    from skilleval.reporting.applies import check_reporters
+
+    check_reporters({key: job.build("reporter", node) for key, node in (cfg.get("reporter") or {}).items()},
+                    experiment, job.experiment, gates.active)
     # What answered (and, for a calibrated backend like `embed`, its fit) travels with the run.
     job.summary["backend_identity"] = backend.identity()
     output_dir.mkdir(parents=True, exist_ok=True)

@@ -76,6 +76,10 @@ def register_reporters(register: Register) -> None:
     """Register reporters (config group ``reporter``, several may be selected at once).
 
     Reporters receive whole result objects at the end of a job, never one row at a time.
+    A reporter class may declare ``kinds``, the report kinds it writes (e.g. ``("trigger_eval",
+    "gates")``); selecting it for an experiment whose ``reports`` share none of them is refused
+    before any call (exit 2), instead of a run that silently writes nothing
+    (``skilleval.reporting.applies``).
     """
 
 
@@ -129,6 +133,10 @@ def register_experiments(register: Register) -> None:
     ``job.summary["gate_metrics"]`` as ``{metric: {"value", "low", "high"}}``. It may also
     carry ``gate_confidence``, the config key of the level its intervals use (default
     ``"trigger.confidence"``), which the baseline gate's test and interval then use too.
+
+    Reports: the callable may carry ``reports``, the kinds it hands to ``job.report`` (e.g.
+    ``("trigger_eval",)``; ``()`` for an experiment that writes its own results); reporters
+    that declare ``kinds`` none of which it reports are then refused before the run.
     """
 
 

@@ -176,5 +176,8 @@ def _print(job: "JobContext", skill: Skill, rows: list[dict[str, Any]], target: 
                   f"--skill {escape(shlex.quote(str(skill.path)))}", soft_wrap=True)
 
 
+run_draft_evals.reports = ()  # its own results and summary (reporting.applies)  # type: ignore[attr-defined]
+
+
 def draft_evals_factory(params: Any) -> Any:
     return run_draft_evals

@@ -296,6 +296,7 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
 
 run_functional_eval.gate_metrics = ("delta",)  # type: ignore[attr-defined]
 run_functional_eval.gate_baseline = True  # type: ignore[attr-defined]
+run_functional_eval.reports = ("functional_eval",)  # type: ignore[attr-defined]
 run_functional_eval.gate_confidence = "functional.confidence"  # type: ignore[attr-defined]
 
 

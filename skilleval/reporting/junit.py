@@ -37,6 +37,8 @@ def _props(suite: TestSuite, values: dict[str, Any]) -> None:
 class JunitReporter:
     """Writes `junit.xml` into the run's output folder."""
 
+    kinds = ("trigger_eval", "functional_eval", "gates")  # what it writes (reporting.applies)
+
     def __init__(self, params: JunitParams) -> None:
         self.params = params
 

@@ -40,6 +40,8 @@ def _est(e: Any) -> str:
 
 
 class MarkdownReporter:
+    kinds = ("trigger_eval", "functional_eval", "gates")  # what it writes (reporting.applies)
+
     def __init__(self, params: MarkdownParams) -> None:
         self.params = params
 

@@ -155,5 +155,8 @@ def _signed(x: float) -> str:
     return f"{round(x, 2) + 0.0:+.2f}"
 
 
+run_attribute.reports = ()  # its own results and summary (reporting.applies)  # type: ignore[attr-defined]
+
+
 def attribute_factory(params: Any) -> Any:
     return run_attribute

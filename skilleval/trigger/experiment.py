@@ -133,6 +133,7 @@ def run_trigger_eval(job: "JobContext") -> int:
 
 run_trigger_eval.gate_metrics = ("precision", "recall", "accuracy")  # type: ignore[attr-defined]
 run_trigger_eval.gate_baseline = True  # type: ignore[attr-defined]
+run_trigger_eval.reports = ("trigger_eval",)  # type: ignore[attr-defined]
 
 
 def trigger_eval_factory(params: Any) -> Any:

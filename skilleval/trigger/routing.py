@@ -300,5 +300,8 @@ def _store_rows(job: "JobContext", results: Sequence["QueryResult"], cases: Sequ
     job.store.writer("queries", job.experiment, job.run_id).write(rows)
 
 
+run_routing.reports = ()  # its own results and summary (reporting.applies)  # type: ignore[attr-defined]
+
+
 def routing_factory(params: Any) -> Any:
     return run_routing
