@@ -17,7 +17,6 @@ their ``runs`` rows), so it costs no call and can be rebuilt any time.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -196,15 +195,15 @@ def sweep_diff_main(argv: list[str]) -> int:
 
     from skilleval.store.catalog import Store, resolve_root
 
-    ap = argparse.ArgumentParser(prog="skilleval diff --sweep",
-                                 description="Compare the description variants of a sweep.")
+    from skilleval.cliargs import ArgParser  # bad usage: one line, exit 2
+
+    ap = ArgParser(prog="skilleval diff --sweep",
+                   description="Compare the description variants of a sweep: accuracy by variant "
+                               "x model, and each model's best vs the original (exact McNemar).")
     ap.add_argument("--sweep", required=True, metavar="SWEEP_ID")
     ap.add_argument("--store", default=None, help="store root (default: $SKILLEVAL_STORE)")
     ap.add_argument("--format", choices=("table", "json"), default="table")
-    try:
-        args = ap.parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
+    args = ap.parse_args(argv)
     store = Store(resolve_root(args.store))
     summary = build(store, args.sweep)
     if summary is None:
@@ -218,5 +217,7 @@ def sweep_diff_main(argv: list[str]) -> int:
     return 0
 
 
-if __name__ == "__main__":  # ``python -m skilleval.variants.summary --sweep ID``
-    sys.exit(sweep_diff_main(sys.argv[1:]))
+if __name__ == "__main__":  # ``python -m skilleval.variants.summary --sweep ID``: as `diff --sweep`
+    from skilleval.cli import main
+
+    main(["diff", *sys.argv[1:]])

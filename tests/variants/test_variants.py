@@ -179,3 +179,11 @@ def test_trigger_opt_writes_variants_yaml_that_resweeps_from_the_cache(tmp_path,
                       "progress=false", check=0)
     assert [json.loads(p.read_text())["calls"]["made"] for p in skilleval_cli.results()[n:]] == \
         [0] * len(made)
+
+
+def test_diff_sweep_bad_usage_is_one_line(skilleval_cli) -> None:  # noqa: ANN001
+    """`diff --sweep` parsed with plain argparse: a usage dump plus an error, not one line."""
+    for argv in (["diff", "--sweep"], ["diff", "--sweep", "x", "--bogus"]):
+        r = skilleval_cli.run(*argv)
+        assert r.returncode == 2, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1 and "diff --sweep" in r.stderr, r.stderr
