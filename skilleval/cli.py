@@ -12,9 +12,10 @@ Exit codes (README lists them too):
 from __future__ import annotations
 
 import os
+import re
 import sys
 import warnings
-from typing import Callable
+from typing import Any, Callable
 
 from skilleval import job_exit
 from skilleval.errors import SkillevalError
@@ -139,6 +140,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if args and args[0] in verbs:
             code = verbs[args[0]](args[1:])
+        elif args and re.fullmatch(r"[A-Za-z][\w-]*", args[0]):
+            _unknown_verb(args[0], verbs)
         else:
             code = _run_hydra(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
@@ -159,6 +162,25 @@ def main(argv: list[str] | None = None) -> None:
         print("skilleval: interrupted (Ctrl-C); finished work is kept in the store and a rerun "
               "reuses it", file=sys.stderr)
         sys.exit(130)
+
+
+def _unknown_verb(word: str, verbs: dict[str, Any]) -> None:
+    """`skilleval plugin` or `skilleval trigger_eval`: a bare word is no Hydra override (Hydra
+    answers "Error parsing override ...; missing EQUAL"); say what was meant instead."""
+    import difflib
+
+    from skilleval.errors import UserError
+
+    from importlib.resources import files
+
+    experiments = {p.name[:-5] for p in (files("skilleval.conf") / "experiment").iterdir()
+                   if p.name.endswith(".yaml")}
+    if word in experiments:
+        raise UserError(f"unknown command '{word}': to run that experiment, skilleval +experiment={word}")
+    near = difflib.get_close_matches(word, list(verbs), n=1)
+    hint = f"did you mean {near[0]}? " if near else ""
+    raise UserError(f"unknown command '{word}': {hint}commands: {', '.join(sorted(verbs))}; "
+                    "or run an experiment: skilleval +experiment=NAME (skilleval --help)")
 
 
 def _run_hydra(args: list[str]) -> int:

@@ -154,3 +154,14 @@ def test_verb_help_has_no_docstring_markup(newcomer) -> None:  # noqa: ANN001
     for verb in (["serve-sim"], ["store", "check"], ["store", "compact"]):
         text = newcomer.run(*verb, "--help", check=0).stdout
         assert "``" not in text and f"skilleval {' '.join(verb)}:" in " ".join(text.split()), text
+
+
+@pytest.mark.parametrize("word, needle", [("plugin", "did you mean plugins?"),
+                                          ("trigger_eval", "skilleval +experiment=trigger_eval"),
+                                          ("frobnicate", "commands: check-evals, diff")])
+def test_a_bare_word_is_an_unknown_command_not_a_grammar_error(newcomer, word: str, needle: str) -> None:  # noqa: ANN001
+    """`skilleval plugin` answered with Hydra's "Error parsing override 'plugin'; missing EQUAL"."""
+    r = newcomer.run(word)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"unknown command '{word}'" in lines[0] and needle in lines[0], lines
