@@ -17,7 +17,6 @@ import json
 import secrets
 import sys
 import threading
-import webbrowser
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -26,6 +25,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from skilleval.browser import open_page
 from skilleval.domain import Skill
 from skilleval.errors import SkillevalError, UserError
 from skilleval.evalsets.coverage import coverage, query_clauses
@@ -184,7 +184,7 @@ def serve_review(path: str | Path, *, skill: str | None = None, port: int = 0, s
     url = f"http://127.0.0.1:{port_ref[0]}/"
     print(f"reviewing {state.set_path} at {url} (Ctrl-C to stop)", flush=True)
     if open_browser:
-        webbrowser.open(url)
+        open_page(url)
     try:
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:

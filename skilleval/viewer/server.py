@@ -160,9 +160,9 @@ def serve(api: Api, port: int, open_browser: bool = False) -> int:
     threading.Thread(target=api.q.index.table, daemon=True).start()
     print(f"skilleval view: {srv.url}  (store {api.store.root}; Ctrl-C to stop)", flush=True)
     if open_browser:
-        import webbrowser
+        from skilleval.browser import open_page
 
-        threading.Thread(target=webbrowser.open, args=(srv.url,), daemon=True).start()
+        open_page(srv.url)
     try:
         srv.serve_forever(poll_interval=0.5)
     except KeyboardInterrupt:

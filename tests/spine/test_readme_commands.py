@@ -165,3 +165,23 @@ def test_a_bare_word_is_an_unknown_command_not_a_grammar_error(newcomer, word: s
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and f"unknown command '{word}'" in lines[0] and needle in lines[0], lines
+
+
+def test_view_open_without_a_browser_says_so(newcomer) -> None:  # noqa: ANN001
+    """README's `skilleval view --open` on a machine with no browser did nothing visible."""
+    import select
+    import signal
+
+    env = {k: v for k, v in newcomer.env.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")}
+    env["PATH"] = str(newcomer.cwd / "no-browsers-here")
+    proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", "view", "--open", "--port", "0"],
+                            cwd=newcomer.cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        url = proc.stdout.readline().split()[2]  # "skilleval view: URL  (store ...)"
+        ready, _, _ = select.select([proc.stderr], [], [], 30)  # nothing said: fail, not hang
+        line = proc.stderr.readline() if ready else ""
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+    assert "no web browser found" in line and url in line, line
