@@ -24,7 +24,7 @@ def default_cases_path(skill_dir: Path) -> Path:
         if p.is_file():
             return p
     raise UserError(f"{skill_dir}: no eval set found (looked for evals/{', evals/'.join(DEFAULT_NAMES)}); "
-                    "pass cases=PATH")
+                    f"pass cases=PATH, or draft one: skilleval +experiment=draft_evals skill={skill_dir}")
 
 
 def _read_entries(path: Path) -> list[tuple[str, Any]]:

@@ -42,7 +42,8 @@ def resolve_set_path(path: str | Path) -> tuple[Path, Path | None]:
         found = existing_set(p)
         if found is None:
             names = ", ".join(f"evals/{n}" for n in DEFAULT_NAMES)
-            raise UserError(f"{p}: no eval set found (looked for {names})")
+            raise UserError(f"{p}: no eval set found (looked for {names}); draft one: "
+                            f"skilleval +experiment=draft_evals skill={p}")
         return found, p if (p / "SKILL.md").is_file() else None
     if not p.is_file():
         raise UserError(f"eval set not found: {p}")

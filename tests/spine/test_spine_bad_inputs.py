@@ -65,7 +65,7 @@ def mistyped_eval_key(tmp: Path) -> tuple[list[str], list[str]]:
 
 def missing_eval_set(tmp: Path) -> tuple[list[str], list[str]]:
     d = _skill(tmp)
-    return [f"skill={d}"], ["no eval set found", "trigger_eval.json"]
+    return [f"skill={d}"], ["no eval set found", "trigger_eval.json", "+experiment=draft_evals skill="]
 
 
 def unknown_backend(tmp: Path) -> tuple[list[str], list[str]]:
