@@ -364,7 +364,11 @@ def serve_sim_main(argv: list[str]) -> int:
     api = SimAPI(config)
     try:
         server = make_server(api, args.host, args.port, args.verbose)
-    except (ValueError, OSError) as exc:
+    except OSError as exc:  # "[Errno 98] Address already in use" named neither address nor way out
+        print(f"skilleval: error: serve-sim: cannot listen on {args.host}:{args.port}: "
+              f"{exc.strerror or exc} (--port 0 picks a free port)", file=sys.stderr)
+        return 2
+    except ValueError as exc:
         print(f"serve-sim: {exc}", file=sys.stderr)
         return 2
     print(api.base_url, flush=True)

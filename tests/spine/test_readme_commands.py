@@ -185,3 +185,16 @@ def test_view_open_without_a_browser_says_so(newcomer) -> None:  # noqa: ANN001
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=30)
     assert "no web browser found" in line and url in line, line
+
+
+def test_serve_sim_on_a_taken_port_names_it(newcomer) -> None:  # noqa: ANN001
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = newcomer.run("serve-sim", "--port", str(port), timeout=60)
+    assert r.returncode == 2, r.stderr
+    [line] = r.stderr.strip().splitlines()
+    assert f"127.0.0.1:{port}" in line and "--port 0" in line and "Errno" not in line, line
