@@ -1,7 +1,8 @@
 """Every `skilleval` line in README.md's code blocks still parses, without running a trial.
 
 A Hydra line (an experiment) is composed with ``--cfg job`` (groups, options and our strict
-keys are checked; nothing runs); a sweep is checked as its first cell. A verb line is checked
+keys are checked; nothing runs) and the composed config goes through the value checks a run
+makes before its first call; a sweep is checked as its first cell. A verb line is checked
 against ``skilleval VERB --help``: the verb answers and knows every option the line uses.
 Placeholders are replaced as a newcomer would (a skill folder, an eval set, a variants file).
 The lines were also run for real, by hand, when this test was written (branch readme-walk)."""
@@ -86,9 +87,15 @@ def test_readme_shows_the_commands_it_should() -> None:
 
 # One Python process checks every line (`skilleval.cli.main` per line, its exit code caught):
 # a process per line took ~40 s on the shared 2-core machine, this takes ~2 s.
+# A composed job config then goes through the checks a run makes before its first call
+# (config_checks.check_job_config, the gate settings).
 _DRIVER = """
 import contextlib, io, json, sys
+from omegaconf import OmegaConf
 from skilleval.cli import main
+from skilleval.config_checks import check_job_config
+from skilleval.errors import UserError
+from skilleval.gates import settings
 out = []
 for argv in json.load(sys.stdin):
     so, se = io.StringIO(), io.StringIO()
@@ -100,6 +107,13 @@ for argv in json.load(sys.stdin):
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         except BaseException as exc:  # a traceback is a failure too
             code = f"raised {type(exc).__name__}: {exc}"
+    if code == 0 and argv[-2:] == ["--cfg", "job"]:
+        try:
+            cfg = OmegaConf.create(so.getvalue())
+            check_job_config(cfg)
+            settings(cfg)
+        except UserError as exc:
+            code, se = 2, io.StringIO(f"config check: {exc}")
     out.append({"code": code, "stdout": so.getvalue(), "stderr": se.getvalue()})
 print(json.dumps(out))
 """
