@@ -15,7 +15,7 @@ def diff_main(argv: list[str]) -> int:
         return _sweep(argv)
     from skilleval.rundiff.compare import diff
     from skilleval.rundiff.render import render
-    from skilleval.rundiff.sources import LATEST, completed_runs, load
+    from skilleval.rundiff.sources import LATEST, MEASURED, completed_runs, load
     from skilleval.store.catalog import Store, resolve_root
 
     p = _Parser(prog="skilleval diff", description=(
@@ -41,10 +41,11 @@ def diff_main(argv: list[str]) -> int:
     if experiment is None and any(LATEST.match(x) for x in (args.a, args.b)):
         # latest~N counts runs of the newest run's experiment: a functional run is never
         # "the run before" a trigger run
-        newest = completed_runs(store)
+        newest = completed_runs(store, statuses=MEASURED)
         experiment = newest[0]["experiment"] if newest else None
-    a = load(args.a, store, experiment=experiment)
-    b = load(args.b, store, experiment=experiment)
+    # a run whose gate failed is a finished measurement: `latest` is that run
+    a = load(args.a, store, experiment=experiment, statuses=MEASURED)
+    b = load(args.b, store, experiment=experiment, statuses=MEASURED)
     result = diff(a, b, common=args.common, confidence=args.confidence)
     if args.format == "json":
         print(json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False))
