@@ -115,6 +115,11 @@ def functional_suite(job: "JobContext", bench: dict[str, Any]) -> TestSuite:
             rows.setdefault((str(r.get("eval_name") or r.get("eval_id")), r["configuration"]), []).append(r)
     for ev_arm in errored:  # an eval whose every execution errored still gets its testcase
         groups.setdefault(ev_arm, [])
+    # evals an arm had fewer than functional.min_valid valid executions of: the run left them
+    # out of its delta ("insufficient"), so they get no verdict here either (an <error>)
+    short = {(str(ev), str(arm)) for arm, v in (bench.get("execution_errors") or {}).items()
+             if isinstance(v, dict) for ev in v.get("insufficient_evals") or []}
+    min_valid = ds.get("min_valid") or 1
     for (ev, arm), runs in sorted(groups.items()):
         case = TestCase(clean(f"{ev} [{arm}]", 1000), clean(f"functional.{meta.get('skill_name', '')}.{arm}"))
         n_err = len(errored.get((ev, arm), []))
@@ -122,18 +127,22 @@ def functional_suite(job: "JobContext", bench: dict[str, Any]) -> TestSuite:
         passed = sum(r["result"].get("passed") or 0 for r in runs)
         failed = sum(r["result"].get("failed") or 0 for r in runs)
         judge_errors = sum(r["result"].get("judge_errors") or 0 for r in runs)
+        if judge_errors:  # an expectation the judge could not grade is neither a pass nor a fail
+            not_counted += f"; {judge_errors} judge errors not counted"
         failing = [f"run {r['run_number']}: {e['text']} — {e.get('evidence') or 'no evidence'}"
                    for r in runs for e in r.get("expectations", []) if e.get("passed") is False]
         rate = f"{passed}/{passed + failed} expectations passed over {len(runs)} runs{not_counted}"
-        if failed:
+        if passed + failed and (ev, arm) in short:
+            case.result = [Error(clean(f"no verdict: {len(runs)} valid execution(s), fewer than "
+                                       f"functional.min_valid={min_valid} (insufficient, left out of "
+                                       f"the delta); {rate}"), "Insufficient")]
+        elif failed:
             f = Failure(clean(f"pass rate {rate}"), "ExpectationFailed")
             f.text = clean("\n".join(failing))
             case.result = [f]
         elif passed + failed == 0:
             case.result = [Error(clean(f"nothing graded: {judge_errors} judge errors, "
                                        f"{n_err} errored or timed-out executions"), "NotGraded")]
-        if judge_errors and failed:
-            rate += f"; {judge_errors} judge errors not counted"
         case.system_out = clean(f"pass rate: {rate}")
         suite.add_testcase(case)
     return suite

@@ -120,6 +120,9 @@ def functional_md(job: "JobContext", bench: dict[str, Any], max_rows: int) -> st
     if bad:
         lines += ["", "Errored / timed-out executions (in no number above): " + "; ".join(
             f"{md(a)}: {e.get('error', 0)} / {e.get('timeout', 0)}" for a, e in bad.items()) + "."]
+    judge_errors = (bench.get("judge") or {}).get("judge_errors")
+    if judge_errors:  # grades the judge could not give: neither passes nor failures
+        lines += ["", f"Judge errors (expectations not graded, in no pass rate): {judge_errors}."]
     return "\n".join(lines) + "\n\n"
 
 
