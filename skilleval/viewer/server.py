@@ -125,6 +125,8 @@ class Handler(BaseHTTPRequestHandler):
                 feedback.submit(ws, sorted(ids))
                 return self._json(200, {"ok": True})
             return self._json(404, {"error": "not found"})
+        except feedback.Unreadable as exc:  # a person's file: refused, never overwritten
+            return self._json(409, {"error": str(exc)})
         except (ValueError, OSError) as exc:
             return self._json(400, {"error": f"{type(exc).__name__}: {exc}"})
 

@@ -72,18 +72,40 @@
     box.setAttribute("data-review", r.review_id);
     if (SE.static) { box.readOnly = true; return h("div", { class: "feedback" }, box); }
     let timer = null;
-    const save = async () => {
+    /* Saves of one box go one after the other: two in flight could reach the server's threads
+     * in either order, and the older text would be the one kept. */
+    let chain = Promise.resolve();
+    const save = () => {
       timer = null;
-      try {
-        await SE.post("/api/feedback", { run: run.run_id, review_id: r.review_id, feedback: box.value });
-        r.feedback = box.value;
-        status.textContent = "saved";
-      } catch (e) { status.textContent = "not saved: " + e.message; status.className = "errors"; }
+      const text = box.value;
+      chain = chain.then(async () => {
+        try {
+          await SE.post("/api/feedback", { run: run.run_id, review_id: r.review_id, feedback: text });
+          r.feedback = text;
+          if (box.value === text) { status.textContent = "saved"; status.className = "muted"; }
+        } catch (e) { status.textContent = "not saved: " + e.message; status.className = "errors"; }
+      });
+      return chain;
     };
-    box.addEventListener("input", () => { status.textContent = "saving…"; if (timer) clearTimeout(timer); timer = setTimeout(save, 300); });
+    const flush = () => { if (timer) { clearTimeout(timer); return save(); } return chain; };
+    pending.add(flush);
+    /* A reload or a closed tab right after typing: the debounced save would never run. */
+    const onHide = () => {
+      if (!timer) return;
+      clearTimeout(timer); timer = null;
+      fetch("/api/feedback", { method: "POST", keepalive: true, headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ run: run.run_id, review_id: r.review_id, feedback: box.value }) });
+    };
+    window.addEventListener("pagehide", onHide);
+    const old = SE.cleanup;
+    SE.cleanup = () => { window.removeEventListener("pagehide", onHide); flush(); pending.delete(flush); if (old) old(); };
+    box.addEventListener("input", () => { status.textContent = "saving…"; status.className = "muted"; if (timer) clearTimeout(timer); timer = setTimeout(save, 300); });
     box.addEventListener("blur", () => { if (timer) { clearTimeout(timer); save(); } });
     return h("div", { class: "feedback" }, box, status);
   }
+  /* every feedback box's flush: "Submit all reviews" waits for them, or it could list a text
+   * typed a moment before without it (and a save landing after it reopened the file) */
+  const pending = new Set();
 
   function runBlock(run, r, first) {
     const t = r.timing || {};
@@ -152,7 +174,10 @@
       const submit = h("button", { type: "button" }, "Submit all reviews (status: complete)");
       const st = h("span", { class: "muted" });
       submit.addEventListener("click", async () => {
-        try { await SE.post("/api/feedback/submit", { run: run.run_id }); st.textContent = " submitted"; } catch (e) { st.textContent = " " + e.message; }
+        try {
+          await Promise.all([...pending].map((f) => f()));
+          await SE.post("/api/feedback/submit", { run: run.run_id }); st.textContent = " submitted";
+        } catch (e) { st.textContent = " " + e.message; }
       });
       body.append(h("p", {}, submit, st));
     }
