@@ -206,6 +206,32 @@
         h("td", { class: "num" }, x.delta === null || x.delta === undefined ? "n/a" : `${x.delta >= 0 ? "+" : ""}${SE.num(x.delta, dig)} [${SE.num(x.low, dig)}, ${SE.num(x.high, dig)}]`),
         h("td", { class: "num" }, SE.pval(x.p_value))));
     }
+    /* what is in no number above, said beside them (as on the console and in summary.md) */
+    const ee = b.execution_errors || {};
+    if (Object.keys(ee).length) {
+      t.tbody.append(h("tr", {}, h("th", {}, "valid executions"), arms.map((a) => h("td", { class: "num" }, String((ee[a] || {}).valid ?? "n/a"))), h("td"), h("td")),
+        h("tr", {}, h("th", {}, "errored / timed out (in no number)"), arms.map((a) => {
+          const e = ee[a] || {}, n = (e.error || 0) + (e.timeout || 0);
+          return h("td", { class: "num" + (n ? " errors" : "") }, `${e.error || 0} / ${e.timeout || 0}`);
+        }), h("td"), h("td")));
+    }
+    const je = (b.judge || {}).judge_errors;
+    if (je) t.tbody.append(h("tr", {}, h("th", {}, "judge errors (not graded)"), h("td", { class: "num errors", colspan: String(arms.length) }, String(je)), h("td"), h("td")));
+    /* per eval: an arm with too few valid executions is "insufficient" (left out of the delta),
+     * never a mean that reads as measured */
+    const armCell = (c) => {
+      if (!c) return h("td", { class: "muted" }, "—");
+      const err = c.errors ? ` (${c.errors} errored)` : "";
+      if (c.insufficient) return h("td", { class: "num errors" }, `insufficient: ${c.valid || 0} valid${err}`);
+      const m = (c.pass_rate || {}).mean;
+      return h("td", { class: "num" + (c.errors ? " errors" : "") }, (m === null || m === undefined ? "n/a" : SE.pct(m)) + err);
+    };
+    const pv = SE.table(["eval", ...arms, `Δ ${ds.primary || ""} − ${ds.baseline || ""}`], "grid small");
+    for (const e of b.per_eval || []) {
+      const dd = e.delta_pass_rate;
+      pv.tbody.append(h("tr", {}, h("td", { dir: "auto" }, e.eval_name), arms.map((a) => armCell(e[a])),
+        h("td", { class: "num" }, dd === null || dd === undefined ? "n/a" : `${dd >= 0 ? "+" : ""}${SE.num(dd, 2)}`)));
+    }
     const perExp = new Map();
     for (const r of b.runs || []) for (const e of r.expectations || []) {
       const k = `${r.eval_name || r.eval_id}\u0000${e.text}`;
@@ -224,10 +250,11 @@
     const box = h("div", { class: "chart" }), canvas = h("canvas");
     box.append(canvas);
     const evals = (b.per_eval || []).map((e) => e.eval_name);
-    body.append(h("p", { class: "muted" }, ds.method || ""), t, h("h2", {}, "Pass rate per eval (mean of runs)"), box,
+    body.append(h("p", { class: "muted" }, ds.method || ""), t, h("h2", {}, "Pass rate per eval (mean of runs)"), pv,
+      h("p", { class: "muted" }, "the chart leaves out an arm that is insufficient for an eval"), box,
       h("h2", {}, "Per expectation, passes per arm"), pe,
       h("h2", {}, "Notes (flaky, non-discriminating, analyzer)"), h("ul", {}, (b.notes || []).map((n) => h("li", { dir: "auto" }, n))));
-    const chart = SE.chart(canvas, { type: "bar", data: { labels: evals, datasets: arms.map((a, k) => ({ label: a, data: (b.per_eval || []).map((e) => (e[a] ? e[a].pass_rate.mean : null)),
+    const chart = SE.chart(canvas, { type: "bar", data: { labels: evals, datasets: arms.map((a, k) => ({ label: a, data: (b.per_eval || []).map((e) => (e[a] && !e[a].insufficient ? e[a].pass_rate.mean : null)),
       backgroundColor: k === 0 ? "rgba(40,110,200,0.6)" : "rgba(200,90,40,0.6)" })) }, options: { scales: { y: { min: 0, max: 1 } } } });
     SE.cleanup = () => chart.destroy();
   };
