@@ -34,9 +34,14 @@ class GateResult:
     measured: str
     required: str
     passed: bool
+    #: False: the gate was asked for but had nothing to measure against (gate.baseline=latest
+    #: on the first run); it blocks nothing, and every report says it was not checked
+    checked: bool = True
 
     @property
     def line(self) -> str:
+        if not self.checked:
+            return f"gate not checked: {self.metric}: {self.measured} ({self.gate})"
         verdict = "passed" if self.passed else "FAILED"
         return f"gate {verdict}: {self.metric}: measured {self.measured}, required {self.required} ({self.gate})"
 
@@ -160,10 +165,10 @@ def _regression(job: "JobContext", s: GateSettings) -> GateResult | None:
         base = load(s.baseline or "latest", job.store, exclude=job.run_id,
                     experiment=job.experiment, skill=skill)
     except UserError as exc:
-        if s.baseline == "latest":
-            job.console.print(f"[yellow]gate.baseline=latest: no earlier run to compare with "
-                              f"({exc}); regression gate not checked[/yellow]")
-            return None
+        if s.baseline == "latest":  # the first run (e.g. main's first CI run) has no baseline
+            return GateResult("gate.max_regression", "change vs baseline",
+                              f"no earlier run to compare with ({exc})",
+                              f">= {-float(s.max_regression or 0):+.3f}", True, checked=False)
         raise
     bench = job.output_dir / "benchmark.json"
     current = from_file(bench) if base.kind == "functional" and bench.is_file() else load(job.run_id, job.store)
@@ -221,6 +226,8 @@ def run_gates(job: "JobContext", s: GateSettings) -> int:
     import sys
     from dataclasses import asdict
 
+    from rich.markup import escape
+
     if job.summary.get("partial"):
         # A budget-stopped run's rates are not the eval set's; gating them would be a guess.
         print("skilleval: gates not checked: the run was stopped by the budget and its results "
@@ -230,7 +237,9 @@ def run_gates(job: "JobContext", s: GateSettings) -> int:
     job.summary["gates"] = [asdict(r) for r in results]
     job.report("gates", results)
     for r in results:
-        if r.passed:
+        if not r.checked:
+            job.console.print(f"[yellow]{escape(r.line)}[/yellow]", soft_wrap=True)
+        elif r.passed:
             job.out.print(r.line, markup=False, highlight=False, soft_wrap=True)
         else:
             print(f"skilleval: {r.line}", file=sys.stderr)

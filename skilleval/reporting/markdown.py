@@ -139,9 +139,12 @@ def gates_md(results: list[Any]) -> str:
     if not results:
         return ""
     failed = [r for r in results if not r.passed]
-    lines = [f"**Gates: {'FAILED' if failed else 'passed'}** ({len(results) - len(failed)}/{len(results)} passed)",
+    unchecked = [r for r in results if not getattr(r, "checked", True)]
+    checked = len(results) - len(unchecked)
+    lines = [f"**Gates: {'FAILED' if failed else 'passed'}** ({checked - len(failed)}/{checked} passed"
+             + (f"; {len(unchecked)} not checked" if unchecked else "") + ")",
              "", "| gate | metric | measured | required | result |", "|---|---|---|---|---|"]
     for r in results:
-        lines.append(f"| `{r.gate}` | {md(r.metric)} | {md(r.measured)} | {md(r.required)} | "
-                     f"{'pass' if r.passed else '**FAIL**'} |")
+        verdict = "not checked" if r in unchecked else "pass" if r.passed else "**FAIL**"
+        lines.append(f"| `{r.gate}` | {md(r.metric)} | {md(r.measured)} | {md(r.required)} | {verdict} |")
     return "\n".join(lines) + "\n\n"

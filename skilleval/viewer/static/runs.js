@@ -135,7 +135,7 @@
     page = page || run.pages[0];
     const status = SE.badge(run.status);
     main.append(h("h1", {}, TITLES[page] || "Run", " ", h("span", { class: "muted" }, runId), " ", status),
-      h("p", { class: "meta" }, `${run.experiment} · skill ${skillName(run.skill)} · ${run.backend}/${run.model} · started ${SE.time(run.started)} · `,
+      h("p", { class: "meta" }, `${run.experiment} · skill ${skillName(run.skill)} · ${run.backend || ""}/${run.model || "n/a"} · started ${SE.time(run.started)} · `,
         `calls ${run.calls_made} new, ${run.calls_cached} cached · $${Number(run.cost_usd || 0).toFixed(4)}`,
         (run.overrides || []).length ? " · " + run.overrides.join(" ") : ""),
       h("nav", { class: "tabs" }, run.pages.map((p) => h("a", { href: `#/run/${encodeURIComponent(runId)}/${p}`, class: p === page ? "active" : "" }, TITLES[p]))));

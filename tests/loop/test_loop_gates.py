@@ -1,0 +1,31 @@
+"""Audit of the CI path: a gate that could not be checked is reported as not checked.
+
+`gate.baseline=latest` on a store with no earlier run (main's first CI run) skips the
+regression gate and exits 0, by design; but junit.xml said "no gates: no gate applied" and
+summary.md (the PR comment) said nothing at all, so the check read as green and gated."""
+from __future__ import annotations
+
+import json
+
+from junitparser import JUnitXml, Skipped
+
+
+def test_an_unchecked_baseline_gate_is_said_in_junit_markdown_and_terminal(skilleval_cli) -> None:  # noqa: ANN001
+    p = skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=1", "progress=false",
+                          "gate.baseline=latest", "gate.max_regression=0.05", "gate.min_accuracy=0.1",
+                          "reporter=[console,json,junit,markdown]", check=0)
+    assert "gate not checked: change vs baseline: no earlier run" in p.stdout + p.stderr
+    [junit] = list(skilleval_cli.outputs.rglob("junit.xml"))
+    suite = next(s for s in JUnitXml.fromfile(str(junit)) if s.name == "gates")
+    cases = {c.name: c for c in suite}
+    assert set(cases) == {"gate.min_accuracy", "gate.max_regression"}
+    [skip] = cases["gate.max_regression"].result
+    assert isinstance(skip, Skipped) and skip.message.startswith("not checked: no earlier run")
+    assert cases["gate.min_accuracy"].result == []
+    md = next(skilleval_cli.outputs.rglob("summary.md")).read_text(encoding="utf-8")
+    assert "**Gates: passed** (1/1 passed; 1 not checked)" in md
+    assert "| `gate.max_regression` |" in md and md.rstrip().endswith("| not checked |")
+    run = json.loads(skilleval_cli.run("sql", "select summary_json from runs", "--format", "json",
+                                       check=0).stdout)[-1]
+    gates = json.loads(run["summary_json"])["gates"]
+    assert {g["gate"]: g["checked"] for g in gates} == {"gate.min_accuracy": True, "gate.max_regression": False}
