@@ -210,7 +210,7 @@ def _write_run_row(store: Store, run_id: str, sweep_id: str, workspace: Path, ro
     except (OSError, ValueError, AttributeError):
         ds = {}
     if isinstance(ds, dict) and isinstance(ds.get("pass_rate"), dict):  # our own export's delta
-        summary["delta"] = {"pass_rate": ds["pass_rate"]}
+        summary["delta"] = {"pass_rate": ds["pass_rate"], "confidence": ds.get("confidence")}
     with store.writer("runs", "import", run_id) as w:
         w.write([{"run_id": run_id, "sweep_id": sweep_id, "job_num": 0, "experiment": "import",
                   "schema_version": SCHEMA_VERSION, "ts": now(), "status": "done",

@@ -255,13 +255,16 @@ def _headline(experiment: str, summary: dict[str, Any], acc: dict[str, Any] | No
         # of its per-query rows, which is another number under the same word
         a = routing["accuracy"]
         return {"label": "routing accuracy", "value": a.get("value"), "low": a.get("low"),
-                "high": a.get("high"), "k": a.get("k"), "n": a.get("n")}
+                "high": a.get("high"), "k": a.get("k"), "n": a.get("n"),
+                "level": routing.get("confidence") or 0.95}
     if acc and acc["n"]:
-        return {"label": "accuracy", **acc}
+        return {"label": "accuracy", **acc, "level": 0.95}
     delta = (summary.get("delta") or {}).get("pass_rate") if isinstance(summary.get("delta"), dict) else None
     if delta:
+        # the run's own interval, at the run's level (functional.confidence), said with it
         return {"label": "Δ pass rate", "value": delta.get("delta"), "low": delta.get("low"),
-                "high": delta.get("high"), "p_value": delta.get("p_value")}
+                "high": delta.get("high"), "p_value": delta.get("p_value"),
+                "level": summary["delta"].get("confidence") or 0.95}
     if summary.get("best_test"):
         return {"label": "test (original → best)",
                 "text": f"{summary.get('original_test')} → {summary.get('best_test')}"}

@@ -13,6 +13,7 @@
       s += hd.label.startsWith("Δ") ? ` [${Number(hd.low).toFixed(2)}, ${Number(hd.high).toFixed(2)}]`
         : ` [${SE.pct(hd.low)}–${SE.pct(hd.high)}]`;
     }
+    if (hd.low !== null && hd.low !== undefined && hd.level && Math.abs(hd.level - 0.95) > 1e-9) s += ` (${Math.round(100 * hd.level)}% CI)`;
     if (hd.p_value !== undefined) s += " " + SE.pval(hd.p_value);
     if (hd.n) s += ` (n=${hd.n})`;
     return s;
@@ -69,7 +70,7 @@
     const st = h("select", { "aria-label": "status" }, ["", "running", "done", "failed", "interrupted", "harness_error"].map((s) => h("option", { value: s }, s || "any status")));
     st.value = params.status || "";
     st.addEventListener("change", () => go({ status: st.value }));
-    const t = SE.table(["run", "experiment", "skill", "backend/model", "status", "started", "trials", "headline (95% CI)", "cost", "sweep"]);
+    const t = SE.table(["run", "experiment", "skill", "backend/model", "status", "started", "trials", "headline (95% CI unless stated)", "cost", "sweep"]);
     const info = h("span", { class: "muted" });
     const prev = h("button", { type: "button" }, "← newer");
     const next = h("button", { type: "button" }, "older →");
