@@ -250,7 +250,8 @@
     const box = h("div", { class: "chart" }), canvas = h("canvas");
     box.append(canvas);
     const evals = (b.per_eval || []).map((e) => e.eval_name);
-    body.append(h("p", { class: "muted" }, ds.method || ""), t, h("h2", {}, "Pass rate per eval (mean of runs)"), pv,
+    body.append(SE.partialNote(run, b.partial ? `${b.partial.executions_not_run} of ${b.partial.executions_planned} executions not run` : ""),
+      h("p", { class: "muted" }, ds.method || ""), t, h("h2", {}, "Pass rate per eval (mean of runs)"), pv,
       h("p", { class: "muted" }, "the chart leaves out an arm that is insufficient for an eval"), box,
       h("h2", {}, "Per expectation, passes per arm"), pe,
       h("h2", {}, "Notes (flaky, non-discriminating, analyzer)"), h("ul", {}, (b.notes || []).map((n) => h("li", { dir: "auto" }, n))));

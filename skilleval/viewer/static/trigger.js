@@ -73,7 +73,7 @@
     const live = h("p", { class: "muted" });
     const chartNote = h("p", { class: "muted" });
     const t = SE.table(["query", "expected", "triggers / valid runs", `rate [${lvl(page)} CI]`, "verdict", "other skill fired", "errors"], "grid queries");
-    body.append(live, metrics, h("h2", {}, "Per query"), chartNote, chartBox, t, h("h2", {}, "Confusion over listed skills (valid trials)"), conf);
+    body.append(SE.partialNote(run, "and queries short of their runs have no verdict"), live, metrics, h("h2", {}, "Per query"), chartNote, chartBox, t, h("h2", {}, "Confusion over listed skills (valid trials)"), conf);
     let chart = null;
     const open = new Set();
     const paint = () => {
