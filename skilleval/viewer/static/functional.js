@@ -264,9 +264,12 @@
     const d = await SE.api(`/api/run/${encodeURIComponent(run.run_id)}/comparison`);
     const t = SE.table(["eval", "run", "order 1 winner", "order 2 winner", "verdict", "scores (primary / baseline)", "why"], "grid");
     for (const c of d.comparisons) {
-      const verdict = c.status !== "ok" && c.status ? c.status : !c.winner_arm || c.winner_arm === "TIE" || c.winner_arm === "tie" ? "tie" : c.winner_arm;
+      const failed = Boolean(c.status && c.status !== "ok");
+      const verdict = failed ? c.status : !c.winner_arm || c.winner_arm === "TIE" || c.winner_arm === "tie" ? "tie" : c.winner_arm;
+      /* a comparison that errored has no winner in either order: never a "tie" */
+      const order = (w) => (failed ? "— (no verdict)" : !w || w === "TIE" || w === "tie" ? "tie" : w);
       t.tbody.append(h("tr", {}, h("td", { dir: "auto" }, c.eval_name), h("td", {}, String((c.repeat ?? 0) + 1)),
-        h("td", {}, c.order1_winner_arm || "tie"), h("td", {}, c.order2_winner_arm || "tie"),
+        h("td", {}, order(c.order1_winner_arm)), h("td", {}, order(c.order2_winner_arm)),
         h("td", {}, SE.badge(verdict), c.consistent === false ? h("span", { class: "muted" }, " (orders disagree)") : ""),
         h("td", { class: "num" }, `${SE.num(c.score_primary)} / ${SE.num(c.score_baseline)}`),
         h("td", { dir: "auto" }, h("details", {}, h("summary", {}, "reasoning and analysis"),
