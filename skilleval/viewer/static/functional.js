@@ -28,11 +28,12 @@
     return out;
   }
 
-  function tableOf(rows, more) {
+  function tableOf(rows, more, moreCols) {
     if (!rows.length) return h("p", { class: "muted" }, "(empty table)");
     const t = SE.table(rows[0], "grid data");
     for (const r of rows.slice(1)) t.tbody.append(h("tr", {}, r.map((c) => h("td", { dir: "auto" }, c))));
-    return h("div", { class: "scroll" }, t, more ? h("p", { class: "muted" }, "(first rows only)") : "");
+    const cut = [more ? `the first ${rows.length} rows only` : "", moreCols ? `${moreCols} more column(s) not shown` : ""].filter(Boolean);
+    return h("div", { class: "scroll" }, t, cut.length ? h("p", { class: "muted truncated" }, `(${cut.join("; ")}: download the file for all of it)`) : "");
   }
 
   function download(f) {
@@ -42,8 +43,9 @@
 
   SE.file = function (f) {
     let view;
-    if (f.kind === "table") view = tableOf(f.rows, f.more_rows);
-    else if (f.kind === "sheets") view = h("div", {}, f.sheets.map((s) => h("div", {}, h("div", { class: "muted" }, "sheet: ", s.name), tableOf(s.rows, false))));
+    if (f.kind === "table") view = tableOf(f.rows, f.more_rows, f.more_cols);
+    else if (f.kind === "sheets") view = h("div", {}, f.sheets.map((s) => h("div", {}, h("div", { class: "muted" }, "sheet: ", s.name), tableOf(s.rows, s.more_rows, s.more_cols))),
+      f.more_sheets ? h("p", { class: "muted truncated" }, `(${f.more_sheets} more sheet(s) not shown: download the file)`) : "");
     else if (f.kind === "markdown") view = markdown(f.text);
     else if (f.kind === "image") view = (f.data_uri || f.url) ? h("img", { src: f.data_uri || f.url, alt: f.name, class: "output" }) : h("p", { class: "muted" }, "(image too large to embed)");
     else if (f.kind === "pdf") view = f.preview_uri ? h("img", { src: f.preview_uri, alt: "first page of " + f.name, class: "output" }) : h("p", { class: "muted" }, f.note || "PDF");
