@@ -82,12 +82,19 @@ def trigger_suite(job: "JobContext", report: Any) -> TestSuite:
                    "rates": rates_label(report.runner.settings),
                    "partial": bool(job.summary.get("partial")),
                    **metrics, "trials": s.trials, "trial_errors": s.errors, "trial_timeouts": s.timeouts})
+    from skilleval.trigger.policies import max_runs, rates_unbiased
+
+    settings = report.runner.settings
     for q in report.results:
         expect = "should_trigger" if q.case.should_trigger else "should_not_trigger"
+        # an adaptive policy stopped this query once its verdict was settled: the verdict is
+        # exact, the rate is biased, and the message says so (as results.json and the viewer do)
+        stopped = (" (early-stopped)" if not rates_unbiased(settings) and q.runs < max_runs(settings)
+                   else "")
         # one line: a name is an attribute, where XML readers fold newlines into spaces anyway
         case = TestCase(clean(" ".join(q.case.query.split()), 1000),
                         clean(f"trigger.{report.skill.name}.{expect}"))
-        rate = f"{q.triggers}/{q.valid_runs} valid runs triggered"
+        rate = f"{q.triggers}/{q.valid_runs} valid runs triggered{stopped}"
         bad = f" ({q.errors} errors, {q.timeouts} timeouts not counted)" if q.errors or q.timeouts else ""
         if q.verdict == "fail":
             want = (f">= {q.settings.threshold:g}" if q.case.should_trigger else f"< {q.settings.threshold:g}")
