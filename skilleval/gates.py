@@ -143,7 +143,10 @@ def evaluate(job: "JobContext", s: GateSettings) -> list[GateResult]:
         x = m["value"] if s.on == "point" else m["low"]
         interval = f" [{_fmt(m.get('low'))}, {_fmt(m.get('high'))}]" if m.get("low") is not None else ""
         if m.get("n"):  # the count behind a proportion: 0.667 reads differently as 2/3
-            interval += f" ({m['k']}/{m['n']} queries)"
+            interval += f" ({m['k']}/{m['n']} queries"
+            if m.get("without_verdict"):  # measured on fewer queries than the eval set has
+                interval += f"; {m['without_verdict']} without a verdict (too few valid runs) not counted"
+            interval += ")"
         results.append(GateResult(f"gate.{key}", metric if s.on == "point" else f"{metric} (lower bound)",
                                   f"{_fmt(x)}" + (f" (estimate {_fmt(m['value'])}{interval})" if s.on == "lower"
                                                   else interval),
@@ -205,8 +208,15 @@ def _regression(job: "JobContext", s: GateSettings) -> GateResult | None:
     return GateResult("gate.max_regression", metric, measured, required, not bad)
 
 
-def estimates(summary_queries: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Gate metrics from Estimate objects or their dicts (precision, recall, accuracy)."""
+def estimates(summary_queries: dict[str, Any], results: Any = None) -> dict[str, dict[str, Any]]:
+    """Gate metrics from Estimate objects or their dicts (precision, recall, accuracy).
+    `results` (the per-query results, each with ``verdict`` and ``case.should_trigger``):
+    how many queries each metric left out for want of a verdict, said in the gate's line."""
+    short: dict[str, int] = {}
+    if results is not None:
+        none = [q for q in results if q.verdict == "insufficient"]
+        short = {"accuracy": len(none), "precision": len(none),
+                 "recall": sum(1 for q in none if q.case.should_trigger)}
     out = {}
     for name in ("precision", "recall", "accuracy"):
         e = summary_queries.get(name)
@@ -216,6 +226,8 @@ def estimates(summary_queries: dict[str, Any]) -> dict[str, dict[str, Any]]:
         if d.get("value") is None:
             d["why"] = {"precision": "no query triggered", "recall": "no should-trigger query"}.get(
                 name, "no query with a verdict")
+        if short.get(name):
+            d["without_verdict"] = short[name]
         out[name] = d
     return out
 

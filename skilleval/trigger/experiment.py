@@ -113,7 +113,7 @@ def run_trigger_eval(job: "JobContext") -> int:
     job.store.writer("queries", job.experiment, job.run_id).write(query_rows(job, report))
     job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
                        cost_usd=runner.cost_usd, accuracy=summary.queries["accuracy"].value,
-                       partial=partial, gate_metrics=gate_estimates(summary.queries))
+                       partial=partial, gate_metrics=gate_estimates(summary.queries, results))
     job.report("trigger_eval", report)
     note = example_note(skill.path)
     if note:

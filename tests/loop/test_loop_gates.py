@@ -29,3 +29,20 @@ def test_an_unchecked_baseline_gate_is_said_in_junit_markdown_and_terminal(skill
                                        check=0).stdout)[-1]
     gates = json.loads(run["summary_json"])["gates"]
     assert {g["gate"]: g["checked"] for g in gates} == {"gate.min_accuracy": True, "gate.max_regression": False}
+
+
+def test_a_gate_line_says_how_many_queries_had_no_verdict(skilleval_cli) -> None:  # noqa: ANN001
+    """With errors, queries short of valid runs have no verdict and leave every metric; a
+    gate on accuracy measured over the rest read as if over the eval set ("13/15 queries")."""
+    p = skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=2", "trigger.min_valid=2",
+                          "backend.error_rate=0.25", "progress=false", "reporter=[json]",
+                          "gate.min_accuracy=0.01", "gate.min_recall=0.0", check=0)
+    [res] = skilleval_cli.results()
+    rows = json.loads(res.read_text())["results"]
+    none = [r for r in rows if r["verdict"] == "insufficient"]
+    assert none, "the injected errors should leave some query without a verdict"
+    acc = next(ln for ln in p.stdout.splitlines() if "(gate.min_accuracy)" in ln)
+    assert f"; {len(none)} without a verdict (too few valid runs) not counted)" in acc, acc
+    recall = next(ln for ln in p.stdout.splitlines() if "(gate.min_recall)" in ln)
+    n_should = sum(1 for r in none if r["should_trigger"])
+    assert (f"; {n_should} without a verdict" in recall) == bool(n_should), recall
