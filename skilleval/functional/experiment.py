@@ -170,7 +170,9 @@ async def functional_eval_async(job: "JobContext") -> int:
                         "calls_cached": st["executions_cached"] + st["grades_cached"],
                         "cost_usd": sum(r.result.cost_usd for r in records if r.result and not r.cached)
                         + getattr(model, "usd", 0.0),
-                        "delta": bench["delta_stats"], "workspace": str(it), **st})
+                        "delta": bench["delta_stats"], "workspace": str(it), **st,
+                        # per arm: valid, errored, timed out (the Runs page counts them)
+                        "execution_errors": bench.get("execution_errors") or {}})
     pr = bench["delta_stats"]["pass_rate"]
     job.summary["gate_metrics"] = {"delta": {"value": pr["delta"], "low": pr["low"], "high": pr["high"],
                                              "why": "no eval graded in both arms"}}

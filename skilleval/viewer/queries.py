@@ -142,6 +142,11 @@ class Queries:
             r["errors"] = t.get("errors", 0)
             r["last_trial"] = t.get("last")
             r["headline"] = _headline(r["experiment"], summary, acc.get(r["run_id"]))
+            if "executions_run" in summary:  # a functional run: its executions, errors never hidden
+                errs = summary.get("execution_errors") or {}
+                r["executions"] = int(summary.get("executions_run") or 0) + int(summary.get("executions_cached") or 0)
+                r["execution_errors"] = sum(int(e.get("error") or 0) + int(e.get("timeout") or 0)
+                                            for e in errs.values() if isinstance(e, dict))
 
     def run(self, run_id: str) -> dict[str, Any] | None:
         if "runs" not in self.tables():

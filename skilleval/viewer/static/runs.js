@@ -38,7 +38,9 @@
       h("td", {}, `${r.backend || ""}/${r.model || ""}`),
       h("td", {}, statusOf(r)),
       h("td", {}, SE.time(r.started)),
-      h("td", { class: "num" }, String(r.trials || 0), r.errors ? h("span", { class: "errors" }, ` (${r.errors} err)`) : ""),
+      r.executions !== undefined && !r.trials
+        ? h("td", { class: "num" }, `${r.executions} exec`, r.execution_errors ? h("span", { class: "errors" }, ` (${r.execution_errors} err)`) : "")
+        : h("td", { class: "num" }, String(r.trials || 0), r.errors ? h("span", { class: "errors" }, ` (${r.errors} err)`) : ""),
       h("td", {}, headline(r.headline)),
       h("td", { class: "num" }, r.cost_usd ? "$" + Number(r.cost_usd).toFixed(4) : "$0"),
       h("td", {}, r.sweep_size > 1 ? h("a", { href: "#/sweep/" + encodeURIComponent(r.sweep_id) }, `sweep (${r.sweep_size})`) : ""));
@@ -70,7 +72,7 @@
     const st = h("select", { "aria-label": "status" }, ["", "running", "done", "failed", "interrupted", "harness_error"].map((s) => h("option", { value: s }, s || "any status")));
     st.value = params.status || "";
     st.addEventListener("change", () => go({ status: st.value }));
-    const t = SE.table(["run", "experiment", "skill", "backend/model", "status", "started", "trials", "headline (95% CI unless stated)", "cost", "sweep"]);
+    const t = SE.table(["run", "experiment", "skill", "backend/model", "status", "started", "trials / executions", "headline (95% CI unless stated)", "cost", "sweep"]);
     const info = h("span", { class: "muted" });
     const prev = h("button", { type: "button" }, "← newer");
     const next = h("button", { type: "button" }, "older →");
@@ -106,7 +108,9 @@
       const keys = [...new Set(ov.flatMap(Object.keys))].filter((k) => new Set(ov.map((o) => o[k])).size > 1);
       SE.clear(box);
       const cell = (r) => h("div", { class: "cell" }, h("a", { href: "#/run/" + encodeURIComponent(r.run_id) }, "job " + r.job_num),
-        " ", SE.badge(r.status), h("div", {}, headline(r.headline)), h("div", { class: "muted" }, `${r.trials} trials`));
+        " ", SE.badge(r.status), h("div", {}, headline(r.headline)), h("div", { class: r.execution_errors || r.errors ? "errors" : "muted" }, r.executions !== undefined && !r.trials
+          ? `${r.executions} executions` + (r.execution_errors ? ` (${r.execution_errors} errored)` : "")
+          : `${r.trials} trials` + (r.errors ? ` (${r.errors} errored)` : "")));
       if (keys.length === 2) {
         const [a, b] = keys;
         const av = [...new Set(ov.map((o) => o[a]))], bv = [...new Set(ov.map((o) => o[b]))];
