@@ -147,6 +147,8 @@ def evaluate(job: "JobContext", s: GateSettings) -> list[GateResult]:
             if m.get("without_verdict"):  # measured on fewer queries than the eval set has
                 interval += f"; {m['without_verdict']} without a verdict (too few valid runs) not counted"
             interval += ")"
+        if m.get("note"):  # e.g. a functional delta: over how many evals, and how many left out
+            interval += f" ({m['note']})"
         results.append(GateResult(f"gate.{key}", metric if s.on == "point" else f"{metric} (lower bound)",
                                   f"{_fmt(x)}" + (f" (estimate {_fmt(m['value'])}{interval})" if s.on == "lower"
                                                   else interval),

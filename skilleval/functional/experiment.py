@@ -174,8 +174,14 @@ async def functional_eval_async(job: "JobContext") -> int:
                         # per arm: valid, errored, timed out (the Runs page counts them)
                         "execution_errors": bench.get("execution_errors") or {}})
     pr = bench["delta_stats"]["pass_rate"]
-    job.summary["gate_metrics"] = {"delta": {"value": pr["delta"], "low": pr["low"], "high": pr["high"],
-                                             "why": "no eval graded in both arms"}}
+    ds = bench["delta_stats"]
+    short = sorted({e for v in (bench.get("execution_errors") or {}).values() if isinstance(v, dict)
+                    for e in v.get("insufficient_evals") or []})
+    job.summary["gate_metrics"] = {"delta": {
+        "value": pr["delta"], "low": pr["low"], "high": pr["high"], "why": "no eval graded in both arms",
+        # the delta is over the evals graded in both arms: said in the gate's line
+        "note": f"over {len(ds.get('paired_evals') or [])} paired eval(s)" + (
+            f"; {len(short)} insufficient (too few valid executions) not counted" if short else "")}}
     if problem:
         raise HarnessError(problem)
     graded = [v for r in records for v in r.verdicts]

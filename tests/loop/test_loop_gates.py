@@ -46,3 +46,19 @@ def test_a_gate_line_says_how_many_queries_had_no_verdict(skilleval_cli) -> None
     recall = next(ln for ln in p.stdout.splitlines() if "(gate.min_recall)" in ln)
     n_should = sum(1 for r in none if r["should_trigger"])
     assert (f"; {n_should} without a verdict" in recall) == bool(n_should), recall
+
+
+def test_a_min_delta_gate_says_over_how_many_evals(skilleval_cli) -> None:  # noqa: ANN001
+    """A functional delta covers only the evals graded in both arms; an eval an arm had too
+    few valid executions of is left out. The gate's line said neither."""
+    from skilleval.sim.process import SimProcess
+
+    with SimProcess() as sim:
+        sim.configure(fail_next=[400])
+        p = skilleval_cli.run("+experiment=functional_eval", "functional.bootstrap=100", "functional.runs=2",
+                              "functional.min_valid=2", "functional.analyze=false", "backend=anthropic_api",
+                              f"backend.base_url={sim.url}", "backend.max_retries=0", "functional.only=[1,2]",
+                              "functional.concurrency=1", "progress=false", "gate.min_delta=-1", check=0,
+                              timeout=300)
+    line = next(ln for ln in p.stdout.splitlines() if "(gate.min_delta)" in ln)
+    assert "(over 1 paired eval(s); 1 insufficient (too few valid executions) not counted)" in line, line
