@@ -222,7 +222,10 @@ def _write_run_row(store: Store, run_id: str, sweep_id: str, workspace: Path, ro
 
 def import_main(argv: list[str]) -> int:
     ap = _Parser(prog="skilleval import",
-                                 description="Load a skill-creator workspace (flat or run-N layout) into the store.")
+                                 description="Load a skill-creator workspace (flat or run-N layout) into the "
+                                 "store: one run per iteration-N folder (experiment 'import'), which "
+                                 "`skilleval view`, `report` and `diff` then open like any run; the "
+                                 "workspace's feedback.json stays where it is and the viewer edits it.")
     ap.add_argument("path", help="workspace folder (or one iteration-N folder)")
     ap.add_argument("--store", default=None, help="store root (default: $SKILLEVAL_STORE or the per-user store)")
     ap.add_argument("--skill", default=None, help="skill name to record on the rows")

@@ -21,17 +21,20 @@ def diff_main(argv: list[str]) -> int:
     p = _Parser(prog="skilleval diff", description=(
         "Compare two runs: flipped queries, per-query rate changes, exact McNemar test and paired "
         "intervals (trigger runs); per-eval and per-arm pass-rate deltas (functional runs). "
-        "A and B are run ids, latest, latest~N (N runs before the latest), or results.json / "
-        "benchmark.json files (skill-creator's included). "
+        "A and B are run ids, latest, latest~N (N runs before the latest; finished runs, "
+        "a run whose gate failed included), or results.json / benchmark.json files "
+        "(skill-creator's included). Exit 0 when compared, 2 on bad input. "
         "`skilleval diff --sweep SWEEP_ID` compares the jobs of one sweep."))
     p.add_argument("a", help="the before run (e.g. latest~1)")
     p.add_argument("b", help="the after run (e.g. latest)")
-    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--format", choices=["table", "json"], default="table",
+                   help="table (default) or json (flipped queries listed by text, before/after rates)")
     p.add_argument("--common", action="store_true",
                    help="compare only the queries / evals both runs share (and say how many)")
     p.add_argument("--experiment", help="latest / latest~N among runs of this experiment "
                    "(default: the experiment of the newest run)")
-    p.add_argument("--confidence", type=float, default=0.95)
+    p.add_argument("--confidence", type=float, default=0.95,
+                   help="level of the paired intervals and of the tests' reading (default 0.95)")
     p.add_argument("--store", help="store root (default: $SKILLEVAL_STORE or the per-user store)")
     args = p.parse_args(argv)
     if not 0 < args.confidence < 1:
