@@ -81,6 +81,7 @@ def trigger_suite(job: "JobContext", report: Any) -> TestSuite:
                    # how to read the runs.* metrics (early-stopped under an adaptive policy)
                    "rates": rates_label(report.runner.settings),
                    "partial": bool(job.summary.get("partial")),
+                   "could_not_measure": job.summary.get("could_not_measure"),
                    **metrics, "trials": s.trials, "trial_errors": s.errors, "trial_timeouts": s.timeouts})
     from skilleval.trigger.policies import max_runs, rates_unbiased
 

@@ -86,6 +86,9 @@ def trigger_md(job: "JobContext", report: Any, max_rows: int) -> str:
     if job.summary.get("partial"):
         lines += [("**Partial: the run was stopped by the budget; queries short of their runs "
                    "are not the eval set's results.**"), ""]
+    if job.summary.get("could_not_measure"):
+        lines += [f"**Could not measure (exit 3): {md(job.summary['could_not_measure'], 600)}. "
+                  "The figures above are not a measurement of the skill.**", ""]
     bad = [q for q in report.results if q.verdict != "pass"]
     if bad:
         lines += [f"**{s.failed} failed, {s.insufficient} without a verdict**", "",

@@ -32,3 +32,14 @@ def test_a_finished_run_has_no_partial_note(default_trigger_run, tmp_path: Path,
     open_offline(page, out)
     page.page.locator("main").get_by_text("accuracy (queries)").first.wait_for(timeout=10_000)
     assert page.page.locator("main p.partial").count() == 0
+
+
+def test_an_untrustworthy_run_says_it_could_not_measure(skilleval_cli, tmp_path: Path, page) -> None:  # noqa: ANN001
+    skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=2", "backend.error_rate=0.7",
+                      "progress=false", "reporter=[json]", check=3)
+    out = tmp_path / "r.html"
+    skilleval_cli.run("report", "latest", "-o", str(out), check=0)
+    open_offline(page, out)
+    page.page.locator("main").get_by_text("accuracy (queries)").first.wait_for(timeout=10_000)
+    note = page.page.locator("main p.partial").inner_text()
+    assert note.startswith("Could not measure (exit 3): ") and "not trustworthy" in note

@@ -108,6 +108,8 @@ SE.badge = (text, kind) => SE.h("span", { class: "badge " + (kind || String(text
 SE.PARTIAL = { budget_stopped: "stopped by the budget", interrupted: "interrupted", stale: "killed (no final status)",
   failed: "failed before it finished", harness_error: "stopped by a measurement error" };
 SE.partialNote = function (run, extra) {
+  const cnm = (run.summary || {}).could_not_measure;
+  if (cnm) return SE.h("p", { class: "errors partial" }, `Could not measure (exit 3): ${cnm}. The numbers below are not a measurement of the skill.`);
   const why = SE.PARTIAL[run.status] || ((run.summary || {}).partial ? "stopped by the budget" : "");
   if (!why) return "";
   return SE.h("p", { class: "errors partial" }, `Partial: this run was ${why}; the numbers below cover only what ran` +
