@@ -151,6 +151,7 @@ async def functional_eval_async(job: "JobContext") -> int:
     if problem:
         bench["flags"] = [problem]
         bench["notes"].insert(0, f"NOT MEASURED: {problem}")
+        job.summary["could_not_measure"] = problem  # the viewer says it above the numbers
     stopped = job.budget.stopped if job.budget is not None else None
     if stopped:
         mark_partial(bench, stopped, setup.runner.stats, len(records))

@@ -115,7 +115,9 @@ def functional_suite(job: "JobContext", bench: dict[str, Any]) -> TestSuite:
     pr = ds.get("pass_rate") or {}
     _props(suite, {**_run_props(job), "primary": ds.get("primary"), "baseline": ds.get("baseline"),
                    "pass_rate_delta": pr.get("delta"), "pass_rate_delta_low": pr.get("low"),
-                   "pass_rate_delta_high": pr.get("high"), "pass_rate_p_value": pr.get("p_value")})
+                   "pass_rate_delta_high": pr.get("high"), "pass_rate_p_value": pr.get("p_value"),
+                   # the run exits 3: its figures are not a measurement
+                   "could_not_measure": "; ".join(map(str, bench.get("flags") or [])) or None})
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     errored: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for key, rows in (("runs", groups), ("errored_runs", errored)):

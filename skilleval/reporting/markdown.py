@@ -112,6 +112,8 @@ def functional_md(job: "JobContext", bench: dict[str, Any], max_rows: int) -> st
         f"{pr['delta']:+.2f} {ci}, permutation p = {pr.get('p_value')}"
     lines = [f"### skilleval functional_eval: {md(meta.get('skill_name', ''))}", "",
              f"Run `{job.run_id}` · backend {md(job.backend.name)}/{md(job.backend.model)}", "",
+             *([f"**Could not measure (exit 3): {md('; '.join(map(str, bench['flags'])), 600)}. "
+                "The figures below are not a measurement of the skill.**", ""] if bench.get("flags") else []),
              f"Pass-rate delta ({md(p)} − {md(b)}): {delta}", "",
              f"| eval | {md(p)} | {md(b)} | delta |", "|---|---|---|---|"]
     for row in (bench.get("per_eval") or [])[:max_rows]:
