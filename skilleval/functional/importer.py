@@ -171,6 +171,7 @@ def import_workspace(root: Path, store: Store, skill: str | None = None) -> dict
                 "judge_calls": 0, "grader_seconds": gt.get("grader_duration_seconds"),
                 "source": f"skill-creator:{label}",
             })
+    exec_rows, grade_rows = _text_only(exec_rows), _text_only(grade_rows)
     known_e = set(store.lookup("executions", "key", [r["key"] for r in exec_rows]).column("key").to_pylist())
     known_g = set(store.lookup("grades", "key", [r["key"] for r in grade_rows]).column("key").to_pylist())
     new_e = [r for r in exec_rows if r["key"] not in known_e]
@@ -195,6 +196,18 @@ def import_workspace(root: Path, store: Store, skill: str | None = None) -> dict
             "skipped_files": sorted(set(files.skipped)),
             "evals": len({r["eval_id"] for r in exec_rows}),
             "configurations": sorted({r["arm"] for r in exec_rows})}
+
+
+def _text_only(value: Any) -> Any:
+    """Folder and file names that are not UTF-8 reach Python as lone surrogates, which the
+    store (Parquet strings are UTF-8) cannot hold: their bytes are kept as ``\\xff`` escapes."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {k: _text_only(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_text_only(v) for v in value]
+    return value
 
 
 def _write_run_row(store: Store, run_id: str, sweep_id: str, workspace: Path, root: Path,

@@ -32,6 +32,12 @@ IMAGES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gi
           ".webp": "image/webp"}  # no SVG: it is a document that can carry script
 
 
+def shown_name(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 (kept by Python as lone surrogates,
+    which no JSON encoder or page can carry) shown as ``\\xff`` escapes."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 class Refused(ValueError):
     """A path outside the allowed roots, or malformed."""
 
@@ -89,7 +95,7 @@ def describe(path: Path, rel: str, *, url: str | None, inline_binary: bool) -> d
     downloaded (live server); in a static report binaries are embedded up to a cap."""
     ext = path.suffix.lower()
     size = path.stat().st_size
-    d: dict[str, Any] = {"name": rel, "size": size, "url": url, "kind": "binary"}
+    d: dict[str, Any] = {"name": shown_name(rel), "size": size, "url": url, "kind": "binary"}
     try:
         if ext in IMAGES:
             d.update(kind="image", mime=IMAGES[ext])

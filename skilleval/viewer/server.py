@@ -66,7 +66,8 @@ class Handler(BaseHTTPRequestHandler):
         if not self._host_ok():
             return self._json(403, {"error": "bad Host header"})
         url = urllib.parse.urlsplit(self.path)
-        params = dict(urllib.parse.parse_qsl(url.query))
+        # surrogateescape: a file name's bytes that are not UTF-8 come back as they were sent
+        params = dict(urllib.parse.parse_qsl(url.query, errors="surrogateescape"))
         try:
             if url.path in ("/", "/index.html"):
                 return self._send(200, live_page().encode("utf-8"), "text/html; charset=utf-8")
@@ -78,7 +79,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self._send(200, (STATIC / name).read_bytes(), ctype + "; charset=utf-8")
             if url.path == "/api/file":
                 path = self.server.api.file(params.get("run", ""), params.get("path", ""))
-                name = urllib.parse.quote(path.name)
+                name = urllib.parse.quote(path.name, errors="surrogateescape")
                 return self._send(200, path.read_bytes(), guess_mime(path), {
                     "Content-Disposition": f"attachment; filename*=UTF-8''{name}",
                     "Content-Security-Policy": "sandbox; default-src 'none'"})
