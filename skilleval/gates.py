@@ -234,6 +234,20 @@ def estimates(summary_queries: dict[str, Any], results: Any = None) -> dict[str,
     return out
 
 
+def _report_unchecked(job: "JobContext", s: GateSettings, why: str) -> None:
+    """Every gate asked for, as not checked (junit: skipped; summary.md: 'not checked'), so a
+    CI page does not read a run whose gates could not be checked as one without gates."""
+    from dataclasses import asdict
+
+    results = [GateResult(f"gate.{key}", MINIMUMS[key], f"not checked: {why}", f">= {minimum:g}", True,
+                          checked=False) for key, minimum in s.minimums.items()]
+    if s.baseline is not None:
+        results.append(GateResult("gate.max_regression", "change vs baseline", f"not checked: {why}",
+                                  f">= {-float(s.max_regression or 0):+.3f}", True, checked=False))
+    job.summary["gates"] = [asdict(r) for r in results]
+    job.report("gates", results)
+
+
 def run_gates(job: "JobContext", s: GateSettings) -> int:
     """Evaluate the gates, report them (reporters get kind ``"gates"``), print one line per
     failed gate on stderr; returns 1 if any failed, else 0."""
@@ -244,10 +258,15 @@ def run_gates(job: "JobContext", s: GateSettings) -> int:
 
     if job.summary.get("partial"):
         # A budget-stopped run's rates are not the eval set's; gating them would be a guess.
+        _report_unchecked(job, s, "the run was stopped by the budget and its results are partial")
         print("skilleval: gates not checked: the run was stopped by the budget and its results "
               "are partial", file=sys.stderr)
         return 4
-    results = evaluate(job, s)
+    try:
+        results = evaluate(job, s)
+    except HarnessError as exc:  # a gated figure could not be measured (exit 3): said in the reports too
+        _report_unchecked(job, s, str(exc))
+        raise
     job.summary["gates"] = [asdict(r) for r in results]
     job.report("gates", results)
     for r in results:

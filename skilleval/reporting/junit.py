@@ -163,7 +163,8 @@ def gates_suite(results: list[Any]) -> TestSuite:
     for r in results:
         case = TestCase(clean(r.gate), "skilleval.gates")
         if not getattr(r, "checked", True):  # asked for, nothing to measure against: said so
-            case.result = [Skipped(clean(f"not checked: {r.measured}"))]
+            case.result = [Skipped(clean(r.measured if r.measured.startswith("not checked")
+                                         else f"not checked: {r.measured}"))]
         elif not r.passed:
             case.result = [Failure(clean(f"{r.metric}: measured {r.measured}, required {r.required}"),
                                    "GateFailed")]

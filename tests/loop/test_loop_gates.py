@@ -62,3 +62,29 @@ def test_a_min_delta_gate_says_over_how_many_evals(skilleval_cli) -> None:  # no
                               timeout=300)
     line = next(ln for ln in p.stdout.splitlines() if "(gate.min_delta)" in ln)
     assert "(over 1 paired eval(s); 1 insufficient (too few valid executions) not counted)" in line, line
+
+
+def test_gates_that_could_not_be_checked_are_in_junit_and_markdown(skilleval_cli) -> None:  # noqa: ANN001
+    """A gated figure that is undefined (precision with no query triggered) exits 3, and a
+    budget stop exits 4, both before any gate is checked; junit.xml and summary.md had no
+    gate at all, so a CI page showed a run without gates."""
+    p = skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=1", "progress=false",
+                          "gate.min_precision=0.5", "gate.min_recall=0.1", "reporter=[json,junit,markdown]", check=3)
+    assert "precision could not be measured" in p.stderr
+    [junit] = list(skilleval_cli.outputs.rglob("junit.xml"))
+    suite = next(s for s in JUnitXml.fromfile(str(junit)) if s.name == "gates")
+    got = {c.name: c.result[0] for c in suite}
+    assert set(got) == {"gate.min_precision", "gate.min_recall"}
+    assert all(isinstance(r, Skipped) and "precision could not be measured" in r.message for r in got.values())
+    md = next(skilleval_cli.outputs.rglob("summary.md")).read_text(encoding="utf-8")
+    assert "(0/0 passed; 2 not checked)" in md
+
+
+def test_gates_of_a_budget_stopped_run_are_reported_not_checked(skilleval_cli) -> None:  # noqa: ANN001
+    skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=3", "budget.max_calls=25", "progress=false",
+                      "gate.min_accuracy=0.1", "reporter=[json,junit]", check=4)
+    [junit] = list(skilleval_cli.outputs.rglob("junit.xml"))
+    suite = next(s for s in JUnitXml.fromfile(str(junit)) if s.name == "gates")
+    [case] = list(suite)
+    assert case.name == "gate.min_accuracy" and isinstance(case.result[0], Skipped)
+    assert "stopped by the budget" in case.result[0].message
