@@ -72,7 +72,7 @@
     chartBox.append(canvas);
     const live = h("p", { class: "muted" });
     const chartNote = h("p", { class: "muted" });
-    const t = SE.table(["query", "expected", "triggers / valid runs", `rate [${lvl(page)} CI]`, "verdict", "other skill fired", "errors"], "grid queries");
+    const t = SE.table(["query", "expected", "triggers / valid runs", `rate [${lvl(page)} CI]`, "verdict", "other skill fired", "errors / timeouts"], "grid queries");
     body.append(SE.partialNote(run, "and queries short of their runs have no verdict"), live, metrics, h("h2", {}, "Per query"), chartNote, chartBox, t, h("h2", {}, "Confusion over listed skills (valid trials)"), conf);
     let chart = null;
     const open = new Set();
@@ -92,7 +92,7 @@
           h("td", { class: "num" }, `${q.triggers} / ${q.valid_runs}`),
           h("td", {}, SE.ci(q.rate), q.early_stopped ? h("span", { class: "muted", title: "the policy stopped this query once its verdict was settled: the verdict is exact, the rate is biased" }, " (early-stopped)") : ""),
           h("td", {}, SE.badge(q.verdict)), h("td", { dir: "auto" }, q.fired_other ? `${q.fired_other}× ${others.join(", ")}` : "—"),
-          h("td", { class: q.errors + q.timeouts ? "errors num" : "num" }, String(q.errors + q.timeouts)));
+          h("td", { class: q.errors + q.timeouts ? "errors num" : "num" }, `${q.errors} / ${q.timeouts}`));
       });
       SE.clear(conf).append(confusion([...trials.values()], page.listing || [], (page.queries[0] || {}).skill));
       /* a canvas cannot grow without bound: the chart draws the first CHART_MAX queries */
