@@ -158,6 +158,14 @@ async def functional_eval_async(job: "JobContext") -> int:
         bench["notes"] += await benchmark_observations(setup.runner.model_backend, bench)
     md = render_md(bench)
     ws = Path(f["workspace"]).expanduser() if f.get("workspace") else job.output_dir / "workspace"
+    if f.get("iteration"):
+        from skilleval.functional.workspace import set_aside_feedback
+
+        kept = set_aside_feedback(ws / f"iteration-{f.get('iteration')}", job.run_id)
+        if kept is not None:
+            job.console.print(f"[yellow]note: iteration-{f.get('iteration')} already had feedback on its "
+                              f"earlier outputs; kept as {safe(kept.name)}, the new outputs start without "
+                              "feedback[/yellow]")
     it = write_workspace(ws, records, bench, md, f.get("iteration"))
     (job.output_dir / "benchmark.json").write_text(json.dumps(bench, indent=2, default=str), encoding="utf-8")
     (job.output_dir / "benchmark.md").write_text(md, encoding="utf-8")
