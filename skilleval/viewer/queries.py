@@ -116,6 +116,7 @@ class Queries:
             experiments = [r["experiment"] for r in rows(
                 con, "SELECT DISTINCT experiment FROM runs ORDER BY 1")]
             self._add_headlines(con, page)
+            self._liveness(page)
         finally:
             con.close()
         return {"rows": page, "total": int(total), "offset": offset, "limit": limit,
@@ -157,6 +158,7 @@ class Queries:
             if not found:
                 return None
             r = found[0]
+            self._liveness([r])
             r["summary"] = _loads(r.pop("summary_json"))
             r.pop("config_yaml", None)
             r["tables"] = [t for t in ("trials", "queries", "candidates", "executions", "grades",
@@ -165,6 +167,21 @@ class Queries:
             return r
         finally:
             con.close()
+
+    def _liveness(self, page: list[dict[str, Any]]) -> None:
+        """A run still 'running' whose liveness lease nobody holds was killed: 'stale', the
+        store's own rule (`skilleval sql`'s runs view). ``alive`` is None where leases do
+        not exist (a remote store), and the page falls back to how long it has been quiet."""
+        from skilleval.store.liveness import alive_runs
+
+        local = isinstance(self.store.root, Path)
+        live = set(alive_runs(self.store.root)) if local and any(r["status"] == "running" for r in page) else set()
+        for r in page:
+            if r["status"] != "running":
+                continue
+            r["alive"] = (r["run_id"] in live) if local else None
+            if local and not r["alive"]:
+                r["status"] = "stale"
 
     def latest_run(self) -> str | None:
         if "runs" not in self.tables():

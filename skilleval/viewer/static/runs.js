@@ -23,6 +23,7 @@
   /* A run killed with SIGKILL never writes its final status: after 10 quiet minutes say so. */
   function statusOf(r) {
     if (r.status !== "running") return SE.badge(r.status);
+    if (r.alive === true) return SE.badge("running");  /* its process holds the run's lease */
     const last = String(r.last_trial || r.ts || r.started || "").replace(" ", "T").replace(/(\.\d{3})\d+/, "$1");
     const quiet = (Date.now() - Date.parse(last)) / 60000;
     return quiet > 10 ? h("span", { title: `no new trials for ${Math.round(quiet)} min` }, SE.badge("interrupted?", "interrupted")) : SE.badge("running");
@@ -69,7 +70,7 @@
       (data.experiments || []).map((e) => h("option", { value: e }, e)));
     exp.value = params.experiment || "";
     exp.addEventListener("change", () => go({ experiment: exp.value }));
-    const st = h("select", { "aria-label": "status" }, ["", "running", "done", "failed", "interrupted", "harness_error"].map((s) => h("option", { value: s }, s || "any status")));
+    const st = h("select", { "aria-label": "status" }, ["", "running", "done", "gate_failed", "budget_stopped", "failed", "interrupted", "harness_error"].map((s) => h("option", { value: s }, s || "any status")));
     st.value = params.status || "";
     st.addEventListener("change", () => go({ status: st.value }));
     const t = SE.table(["run", "experiment", "skill", "backend/model", "status", "started", "trials / executions", "headline (95% CI unless stated)", "cost", "sweep"]);
