@@ -185,17 +185,41 @@
     }
   };
 
+  /* per eval and arm, the mean of its runs' pass rates (a file without per_eval: skill-creator's) */
+  function perEvalOf(runs, arms, ds) {
+    const by = new Map();
+    for (const r of runs) {
+      const ev = String(r.eval_name ?? r.eval_id), rate = (r.result || {}).pass_rate;
+      if (!by.has(ev)) by.set(ev, {});
+      const c = (by.get(ev)[r.configuration] ||= { vals: [] });
+      if (rate !== null && rate !== undefined) c.vals.push(rate);
+    }
+    return [...by].map(([ev, cs]) => {
+      const row = { eval_name: ev };
+      for (const a of arms) {
+        const v = (cs[a] || { vals: [] }).vals;
+        row[a] = v.length ? { pass_rate: { mean: v.reduce((x, y) => x + y, 0) / v.length }, valid: v.length, errors: 0 } : undefined;
+      }
+      const p = row[ds.primary], q = row[ds.baseline];
+      row.delta_pass_rate = p && q ? p.pass_rate.mean - q.pass_rate.mean : null;
+      return row;
+    });
+  }
+
   SE.pages.benchmark = async function (body, run) {
     const d = await SE.api(`/api/run/${encodeURIComponent(run.run_id)}/functional`);
     const b = d.benchmark;
     if (!b) { body.append(h("p", { class: "muted" }, "no benchmark.json yet (written when the run ends)"), executions(d.executions)); return; }
-    const ds = b.delta_stats || {};
     const arms = Object.keys(b.run_summary || {}).filter((k) => k !== "delta");
+    /* skill-creator's benchmark.json (imported) has no delta_stats: its first two configs
+     * are the pair, as in its own viewer, and its delta is the string it wrote (no interval) */
+    const theirs = !b.delta_stats;
+    const ds = b.delta_stats || { primary: arms[0], baseline: arms[1] };
     const ms = (s, d2) => (s ? `${SE.num(s.mean, d2)} ± ${SE.num(s.stddev, d2)}` : "n/a");
     /* The delta and its interval are about means that weigh every paired eval the same (what
      * the console and benchmark.md show); run_summary pools all valid runs, which differs when
      * errors leave evals with unequal runs. So the cell shows the former, the pool beside it. */
-    const role = (a) => (a === ds.primary ? "primary" : a === ds.baseline ? "baseline" : null);
+    const role = (a) => (theirs ? null : a === ds.primary ? "primary" : a === ds.baseline ? "baseline" : null);
     const cell = (a, m, d2) => {
       const x = ds[m] || {}, r = role(a), mean = r ? x[`${r}_mean`] : undefined;
       const pooled = h("span", { class: "muted" }, (r ? " · pooled " : "pooled ") + ms(b.run_summary[a][m], d2));
@@ -205,7 +229,8 @@
     for (const [m, label, dig] of [["pass_rate", "pass rate", 2], ["time_seconds", "time (s)", 1], ["tokens", "tokens", 0]]) {
       const x = ds[m] || {};
       t.tbody.append(h("tr", {}, h("th", {}, label), arms.map((a) => cell(a, m, dig)),
-        h("td", { class: "num" }, x.delta === null || x.delta === undefined ? "n/a" : `${x.delta >= 0 ? "+" : ""}${SE.num(x.delta, dig)} [${SE.num(x.low, dig)}, ${SE.num(x.high, dig)}]`),
+        h("td", { class: "num" }, theirs ? `${((b.run_summary || {}).delta || {})[m] ?? "n/a"} (pooled, from the file; no interval)`
+          : x.delta === null || x.delta === undefined ? "n/a" : `${x.delta >= 0 ? "+" : ""}${SE.num(x.delta, dig)} [${SE.num(x.low, dig)}, ${SE.num(x.high, dig)}]`),
         h("td", { class: "num" }, SE.pval(x.p_value))));
     }
     /* what is in no number above, said beside them (as on the console and in summary.md) */
@@ -229,7 +254,8 @@
       return h("td", { class: "num" + (c.errors ? " errors" : "") }, (m === null || m === undefined ? "n/a" : SE.pct(m)) + err);
     };
     const pv = SE.table(["eval", ...arms, `Δ ${ds.primary || ""} − ${ds.baseline || ""}`], "grid small");
-    for (const e of b.per_eval || []) {
+    const perEval = b.per_eval || perEvalOf(b.runs || [], arms, ds);
+    for (const e of perEval) {
       const dd = e.delta_pass_rate;
       pv.tbody.append(h("tr", {}, h("td", { dir: "auto" }, e.eval_name), arms.map((a) => armCell(e[a])),
         h("td", { class: "num" }, dd === null || dd === undefined ? "n/a" : `${dd >= 0 ? "+" : ""}${SE.num(dd, 2)}`)));
@@ -251,13 +277,13 @@
     }
     const box = h("div", { class: "chart" }), canvas = h("canvas");
     box.append(canvas);
-    const evals = (b.per_eval || []).map((e) => e.eval_name);
+    const evals = perEval.map((e) => e.eval_name);
     body.append(SE.partialNote(run, b.partial ? `${b.partial.executions_not_run} of ${b.partial.executions_planned} executions not run` : ""),
       h("p", { class: "muted" }, ds.method || ""), t, h("h2", {}, "Pass rate per eval (mean of runs)"), pv,
       h("p", { class: "muted" }, "the chart leaves out an arm that is insufficient for an eval"), box,
       h("h2", {}, "Per expectation, passes per arm"), pe,
       h("h2", {}, "Notes (flaky, non-discriminating, analyzer)"), h("ul", {}, (b.notes || []).map((n) => h("li", { dir: "auto" }, n))));
-    const chart = SE.chart(canvas, { type: "bar", data: { labels: evals, datasets: arms.map((a, k) => ({ label: a, data: (b.per_eval || []).map((e) => (e[a] && !e[a].insufficient ? e[a].pass_rate.mean : null)),
+    const chart = SE.chart(canvas, { type: "bar", data: { labels: evals, datasets: arms.map((a, k) => ({ label: a, data: perEval.map((e) => (e[a] && !e[a].insufficient ? e[a].pass_rate.mean : null)),
       backgroundColor: k === 0 ? "rgba(40,110,200,0.6)" : "rgba(200,90,40,0.6)" })) }, options: { scales: { y: { min: 0, max: 1 } } } });
     SE.cleanup = () => chart.destroy();
   };
