@@ -146,7 +146,8 @@ def gates_md(results: list[Any]) -> str:
     failed = [r for r in results if not r.passed]
     unchecked = [r for r in results if not getattr(r, "checked", True)]
     checked = len(results) - len(unchecked)
-    lines = [f"**Gates: {'FAILED' if failed else 'passed'}** ({checked - len(failed)}/{checked} passed"
+    verdict = "FAILED" if failed else "passed" if checked else "not checked"  # none checked: not a pass
+    lines = [f"**Gates: {verdict}** ({checked - len(failed)}/{checked} passed"
              + (f"; {len(unchecked)} not checked" if unchecked else "") + ")",
              "", "| gate | metric | measured | required | result |", "|---|---|---|---|---|"]
     for r in results:

@@ -77,7 +77,7 @@ def test_gates_that_could_not_be_checked_are_in_junit_and_markdown(skilleval_cli
     assert set(got) == {"gate.min_precision", "gate.min_recall"}
     assert all(isinstance(r, Skipped) and "precision could not be measured" in r.message for r in got.values())
     md = next(skilleval_cli.outputs.rglob("summary.md")).read_text(encoding="utf-8")
-    assert "(0/0 passed; 2 not checked)" in md
+    assert "**Gates: not checked** (0/0 passed; 2 not checked)" in md
 
 
 def test_gates_of_a_budget_stopped_run_are_reported_not_checked(skilleval_cli) -> None:  # noqa: ANN001
