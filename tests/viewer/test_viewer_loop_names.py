@@ -24,6 +24,8 @@ def test_odd_names_import_show_and_download(skilleval_cli, tmp_path: Path, page)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as fh:
             fh.write(f"content {i}".encode())
+    big = os.urandom(1 << 16) * 96  # 6 MB of binary output, sent in pieces
+    (out / "big.bin").write_bytes(big)
     (run / "grading.json").write_text(json.dumps({"expectations": [{"text": "t", "passed": True, "evidence": ""}]}))
     p = skilleval_cli.run("import", str(tmp_path / "ws"), check=0)
     assert "Traceback" not in p.stderr
@@ -34,7 +36,12 @@ def test_odd_names_import_show_and_download(skilleval_cli, tmp_path: Path, page)
         page_json = json.loads(urllib.request.urlopen(vp.url + f"api/run/{rid}/functional", timeout=10).read())
         files = page_json["evals"][0]["runs"][0]["files"]
         shown = {f["name"]: f for f in files}
-        assert set(shown) == {"bad\\xff.txt", "a#b?c%d.txt", "line\nbreak.txt", "ünï ✓.txt", "nested/deeper/x.txt"}
+        assert set(shown) == {"bad\\xff.txt", "a#b?c%d.txt", "line\nbreak.txt", "ünï ✓.txt", "nested/deeper/x.txt",
+                              "big.bin"}
+        with urllib.request.urlopen(vp.url + shown["big.bin"]["url"].lstrip("/"), timeout=30) as r:
+            assert r.headers["Content-Length"] == str(len(big)) and r.read() == big
+            assert r.headers["Content-Disposition"].startswith("attachment")
+            assert r.headers["Content-Security-Policy"].startswith("sandbox")
         for i, n in enumerate(NAMES):
             name = n.decode("utf-8", "backslashreplace")
             assert shown[name]["text"] == f"content {i}"
