@@ -215,6 +215,7 @@ def run_routing(job: "JobContext") -> int:
     (job.output_dir / "results.json").write_text(json.dumps(m, indent=2) + "\n", encoding="utf-8")
     job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
                        cost_usd=runner.cost_usd, accuracy=m["accuracy"]["value"], errors=m["errors"],
+                       gate_metrics={"accuracy": {**m["accuracy"], **ACCURACY_SAID, "unit": "trials"}},
                        # what the viewer's heatmap draws (the results.json figures, and each
                        # skill's description as listed)
                        routing={**m, "descriptions": {s.name: s.description for s in skills}})
@@ -275,6 +276,16 @@ def _store_rows(job: "JobContext", results: Sequence["QueryResult"], cases: Sequ
             "cached_runs": q.cached,
         })
     job.store.writer("queries", job.experiment, job.run_id).write(rows)
+
+
+#: What ``accuracy`` is on a routing run, said wherever it is shown (gates, viewer, sweep table):
+#: not the trigger_eval pass rate over queries, but the share of valid trials that fired the
+#: expected skill (none, for a "none should fire" case), its interval over queries.
+ACCURACY_SAID = {"label": "routing accuracy",
+                 "means": "share of valid trials that fired the expected skill, or none for a "
+                          "none case; interval over queries"}
+
+run_routing.gate_metrics = ("accuracy",)  # type: ignore[attr-defined]
 
 
 def routing_factory(params: Any) -> Any:
