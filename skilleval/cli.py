@@ -18,6 +18,7 @@ from typing import Callable
 
 from skilleval import job_exit
 from skilleval.errors import SkillevalError
+from skilleval.sweep_errors import SWEEP_ERRORS
 from skilleval.terminal import visible_line
 
 _exit_codes: list[int] = []
@@ -69,7 +70,7 @@ def _hydra_main() -> None:
         try:
             code = run_job(cfg, default_registry(), get_plugin_manager())
         except SkillevalError as exc:
-            _report(exc)
+            _report(exc, _multirun_job_num())
             code = exc.exit_code
         _exit_codes.append(code)
         job_exit.record(code)  # a launcher may run this job in another process
@@ -112,9 +113,23 @@ def _version_text() -> str:
     return "\n".join(lines)
 
 
-def _report(exc: SkillevalError) -> None:
+def _multirun_job_num() -> int | None:
+    """This job's number when Hydra runs a sweep (``-m``), else None."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    if not HydraConfig.initialized() or HydraConfig.get().mode != RunMode.MULTIRUN:
+        return None
+    return int(HydraConfig.get().job.num)
+
+
+def _report(exc: SkillevalError, sweep_job: int | None = None) -> None:
+    """One line on stderr; in a sweep, an error identical to an earlier job's is only counted
+    (``sweep_errors``: the sweep ends saying in how many jobs it happened)."""
     if exc.exit_code:
-        print(f"skilleval: error: {visible_line(exc)}", file=sys.stderr)
+        line = visible_line(exc)
+        if sweep_job is None or SWEEP_ERRORS.first_time(line, sweep_job):
+            print(f"skilleval: error: {line}", file=sys.stderr)
 
 
 def _route_rich_broken_pipe() -> None:
@@ -181,6 +196,7 @@ def _run_hydra(args: list[str]) -> int:
     from skilleval.sweep_table import FINISHED, print_sweep_table
 
     FINISHED.clear()
+    SWEEP_ERRORS.clear()
     try:
         with job_exit.collecting() as remote_codes:
             _hydra_main()
@@ -198,6 +214,7 @@ def _run_hydra(args: list[str]) -> int:
             print(f"skilleval: config error: {visible_line(_one_line(cause))}", file=sys.stderr)
             return 2
         raise
+    SWEEP_ERRORS.print_repeated(len(_exit_codes))
     if len(_exit_codes) > 1:  # a sweep ends with one table across its jobs
         from rich.console import Console
 

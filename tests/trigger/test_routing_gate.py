@@ -16,7 +16,7 @@ ARGS = ("+experiment=routing", "skills=[" + ",".join(map(str, SKILLS)) + "]",
 
 
 @pytest.fixture(scope="module")
-def routed(tmp_path_factory, make_skilleval_cli):  # noqa: ANN001, ANN201
+def routed(tmp_path_factory, make_skilleval_cli):
     cli = make_skilleval_cli(tmp_path_factory.mktemp("routing-gate"))
     cli.run(*ARGS, check=0)
     [path] = cli.results()
@@ -27,7 +27,7 @@ def _gate_lines(text: str) -> list[str]:
     return [ln for ln in text.splitlines() if "gate " in ln and "gate.min_accuracy" in ln]
 
 
-def test_min_accuracy_below_routing_accuracy_passes_and_says_what_it_measured(routed) -> None:  # noqa: ANN001
+def test_min_accuracy_below_routing_accuracy_passes_and_says_what_it_measured(routed) -> None:
     cli, acc = routed
     assert 0.1 < acc["value"] < 0.95 and acc["low"] < acc["value"]  # room on both sides
     r = cli.run(*ARGS, f"gate.min_accuracy={acc['value'] - 0.05:.3f}", check=0)
@@ -42,7 +42,7 @@ def test_min_accuracy_below_routing_accuracy_passes_and_says_what_it_measured(ro
     assert row["status"] == "done"
 
 
-def test_min_accuracy_above_routing_accuracy_fails_with_exit_1_and_one_line(routed) -> None:  # noqa: ANN001
+def test_min_accuracy_above_routing_accuracy_fails_with_exit_1_and_one_line(routed) -> None:
     cli, acc = routed
     r = cli.run(*ARGS, f"gate.min_accuracy={acc['value'] + 0.02:.3f}", check=1)
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("skilleval:")]
@@ -51,7 +51,7 @@ def test_min_accuracy_above_routing_accuracy_fails_with_exit_1_and_one_line(rout
     assert "Traceback" not in r.stderr
 
 
-def test_on_lower_gates_the_query_level_lower_bound(routed) -> None:  # noqa: ANN001
+def test_on_lower_gates_the_query_level_lower_bound(routed) -> None:
     """Between the lower bound (over queries) and the estimate: the point gate passes, the
     lower-bound gate fails, naming the bound and the estimate."""
     cli, acc = routed
@@ -59,11 +59,11 @@ def test_on_lower_gates_the_query_level_lower_bound(routed) -> None:  # noqa: AN
     cli.run(*ARGS, f"gate.min_accuracy={between}", check=0)
     r = cli.run(*ARGS, f"gate.min_accuracy={between}", "gate.on=lower", check=1)
     [line] = [ln for ln in r.stderr.splitlines() if ln.startswith("skilleval:")]
-    assert f"routing accuracy (share of valid trials" in line and "(lower bound): measured " \
+    assert "routing accuracy (share of valid trials" in line and "(lower bound): measured " \
            f"{acc['low']:.3f} (estimate {acc['value']:.3f}" in line, line
 
 
-def test_gates_routing_does_not_measure_are_refused_before_any_call(routed) -> None:  # noqa: ANN001
+def test_gates_routing_does_not_measure_are_refused_before_any_call(routed) -> None:
     cli, _ = routed
     r = cli.run(*ARGS, "gate.min_recall=0.5", check=2)
     assert r.stderr.strip().splitlines() == [
