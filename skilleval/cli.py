@@ -67,13 +67,17 @@ def _hydra_main() -> None:
         # Our errors are reported here, one line each, rather than raised through Hydra
         # (which would print "Error executing job with overrides: ..." first and stop a
         # sweep); the process exits with the worst code of all jobs.
+        error = None
         try:
             code = run_job(cfg, default_registry(), get_plugin_manager())
         except SkillevalError as exc:
-            _report(exc, _multirun_job_num())
-            code = exc.exit_code
+            code, error = exc.exit_code, (visible_line(exc) if exc.exit_code else None)
+        job_num = _multirun_job_num()
+        # a launcher may run this job in another process: its code and error line then go
+        # to the CLI's process (job_exit), which prints the line
+        if not job_exit.record(code, error, job_num or 0) and error is not None:
+            _report_line(error, job_num)
         _exit_codes.append(code)
-        job_exit.record(code)  # a launcher may run this job in another process
 
     _run()
 
@@ -123,13 +127,16 @@ def _multirun_job_num() -> int | None:
     return int(HydraConfig.get().job.num)
 
 
-def _report(exc: SkillevalError, sweep_job: int | None = None) -> None:
+def _report(exc: SkillevalError) -> None:
+    if exc.exit_code:
+        print(f"skilleval: error: {visible_line(exc)}", file=sys.stderr)
+
+
+def _report_line(line: str, sweep_job: int | None) -> None:
     """One line on stderr; in a sweep, an error identical to an earlier job's is only counted
     (``sweep_errors``: the sweep ends saying in how many jobs it happened)."""
-    if exc.exit_code:
-        line = visible_line(exc)
-        if sweep_job is None or SWEEP_ERRORS.first_time(line, sweep_job):
-            print(f"skilleval: error: {line}", file=sys.stderr)
+    if sweep_job is None or SWEEP_ERRORS.first_time(line, sweep_job):
+        print(f"skilleval: error: {line}", file=sys.stderr)
 
 
 def _route_rich_broken_pipe() -> None:
@@ -198,9 +205,11 @@ def _run_hydra(args: list[str]) -> int:
     FINISHED.clear()
     SWEEP_ERRORS.clear()
     try:
-        with job_exit.collecting() as remote_codes:
+        with job_exit.collecting() as remote:
             _hydra_main()
-        _exit_codes.extend(remote_codes)
+        _exit_codes.extend(remote.codes)
+        for job_num, line in remote.errors:
+            _report_line(line, job_num)
     except SkillevalError:
         raise
     except (HydraException, OmegaConfBaseException) as exc:
