@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from skilleval.store.catalog import Store
-from skilleval.store.schema import QUERIES, RUNS, SCHEMA_VERSION, TRIALS
+from skilleval.store.schema import SCHEMA_VERSION, TRIALS
 from skilleval.viewer.api import Api
 from skilleval.viewer.report import write_report
 from skilleval.viewer.server import bind

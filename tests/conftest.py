@@ -15,6 +15,12 @@ from shared_helpers import reset_sim
 
 REPO = Path(__file__).resolve().parents[1]
 
+# Every Python process the suite starts runs without pandas, as a core install has it (the
+# folder's sitecustomize says why); tests/spine/test_core_install_env.py checks it holds.
+WITHOUT_PANDAS = Path(__file__).resolve().parent / "without_pandas"
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (str(WITHOUT_PANDAS), os.environ.get("PYTHONPATH", "")) if p)
+
 
 @dataclass
 class SkillevalCli:

@@ -19,7 +19,6 @@ from skilleval.backends.api_listing import shown_listing
 from skilleval.backends.base import BaseBackend
 from skilleval.errors import UserError
 from skilleval.domain import Completion, ListedSkill, Outcome, Trial, TrialResult
-from skilleval.errors import UserError
 from skilleval.excerpt import make_excerpt
 from skilleval.sim import model as sim
 from skilleval.sim.completion import respond

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omegaconf import OmegaConf
-from rich.markup import escape
 from rich.table import Table
 
 from skilleval.errors import HarnessError, UserError

@@ -36,7 +36,7 @@ def trigger_page(q: Queries, run_id: str, confidence: float = 0.95) -> dict[str,
     stored = q.table_rows("queries", run_id, order="case_id") if "queries" in q.tables() else []
     live = not stored
     if live:
-        per_query = q.sql(f"""
+        per_query = q.sql("""
             SELECT any_value(skill) AS skill, any_value(description) AS description, case_id,
                    any_value(query) AS query, any_value(should_trigger) AS should_trigger,
                    count(*) AS runs,

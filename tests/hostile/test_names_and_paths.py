@@ -2,7 +2,6 @@
 built with a containment check (nothing lands outside the sandbox)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest

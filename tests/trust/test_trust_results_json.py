@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -12,7 +10,7 @@ from trust_helpers import EXAMPLES, skill_creator_pass, skill_creator_run_metric
 
 
 def _run(cli, *args: str) -> dict:  # noqa: ANN001
-    proc = cli.run(*args, "progress=false", "backend.error_rate=0.3", "backend.timeout_rate=0.05",
+    cli.run(*args, "progress=false", "backend.error_rate=0.3", "backend.timeout_rate=0.05",
                    "backend.max_retries=0", "trigger.max_error_rate=0.9", check=0)
     [path] = cli.results()
     return json.loads(path.read_text())
