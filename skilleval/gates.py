@@ -3,7 +3,11 @@
 An experiment states which metrics it can be gated on with a ``gate_metrics`` attribute on
 its callable (checked before any call, so a gate the experiment cannot honour is bad input,
 exit 2) and leaves the measured estimates in ``job.summary["gate_metrics"]`` as
-``{metric: {"value", "low", "high"}}``. A baseline gate compares this run with an earlier one
+``{metric: {"value", "low", "high"}}``, optionally with ``k``/``n`` (the count behind a
+proportion), ``unit`` (what ``n`` counts; default ``queries``), and ``label`` and ``means``
+(its name and what it measures, when the metric's word alone would mislead: a routing run's
+``accuracy`` is the share of its trials that fired the expected skill). The gate lines (label
+and meaning), the sweep table and the viewer's Runs page (label) show these published figures. A baseline gate compares this run with an earlier one
 through the same paired statistics as ``skilleval diff``.
 
 Rules. ``on=point`` tests the estimate, ``on=lower`` the lower bound of its interval, against
@@ -143,13 +147,16 @@ def evaluate(job: "JobContext", s: GateSettings) -> list[GateResult]:
         x = m["value"] if s.on == "point" else m["low"]
         interval = f" [{_fmt(m.get('low'))}, {_fmt(m.get('high'))}]" if m.get("low") is not None else ""
         if m.get("n"):  # the count behind a proportion: 0.667 reads differently as 2/3
-            interval += f" ({m['k']}/{m['n']} queries"
+            interval += f" ({m['k']}/{m['n']} {m.get('unit', 'queries')}"
             if m.get("without_verdict"):  # measured on fewer queries than the eval set has
                 interval += f"; {m['without_verdict']} without a verdict (too few valid runs) not counted"
             interval += ")"
         if m.get("note"):  # e.g. a functional delta: over how many evals, and how many left out
             interval += f" ({m['note']})"
-        results.append(GateResult(f"gate.{key}", metric if s.on == "point" else f"{metric} (lower bound)",
+        said = m.get("label") or metric  # what the number is, when the word alone would mislead
+        if m.get("means"):
+            said += f" ({m['means']})"
+        results.append(GateResult(f"gate.{key}", said if s.on == "point" else f"{said} (lower bound)",
                                   f"{_fmt(x)}" + (f" (estimate {_fmt(m['value'])}{interval})" if s.on == "lower"
                                                   else interval),
                                   f">= {minimum:g}", x >= minimum - 1e-12))

@@ -179,9 +179,8 @@ def metrics(t: RoutingTally, confidence: float) -> dict[str, Any]:
 
 
 def run_routing(job: "JobContext") -> int:
-    from rich.table import Table
-
     from skilleval.terminal import safe as escape  # rich markup *and* control characters
+    from skilleval.trigger.routing_table import fmt, print_tables
 
     from skilleval.trigger.experiment import run_self_check
     from skilleval.trigger.runner import require_trustworthy
@@ -215,32 +214,15 @@ def run_routing(job: "JobContext") -> int:
     (job.output_dir / "results.json").write_text(json.dumps(m, indent=2) + "\n", encoding="utf-8")
     job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
                        cost_usd=runner.cost_usd, accuracy=m["accuracy"]["value"], errors=m["errors"],
+                       gate_metrics={"accuracy": {**m["accuracy"], **ACCURACY_SAID, "unit": "trials"}},
                        # what the viewer's heatmap draws (the results.json figures, and each
                        # skill's description as listed)
                        routing={**m, "descriptions": {s.name: s.description for s in skills}})
-    table = Table(title="routing confusion matrix (trials; rows expected, columns fired)")
-    table.add_column("expected \\ fired", overflow="fold")
-    for c in m["columns"]:
-        table.add_column(escape(c), justify="right", overflow="fold")
-    for e, row in m["matrix"].items():
-        table.add_row(escape(e), *(str(row[c]) for c in m["columns"]))
-    job.out.print(table)
-    per = Table(title=f"per skill (over trials; {settings.confidence * 100:g}% intervals over queries)")
-    for col in ("skill", "precision", "recall"):
-        per.add_column(col)
-    for s, v in m["per_skill"].items():
-        per.add_row(escape(s), *(_fmt(v[k]) for k in ("precision", "recall")))
-    job.out.print(per)
-    job.out.print(f"routing accuracy: {_fmt(m['accuracy'])}; errors/timeouts: {m['errors']} "
+    print_tables(m, settings.confidence, job.out)
+    job.out.print(f"routing accuracy: {fmt(m['accuracy'])}; errors/timeouts: {m['errors']} "
                   f"(not counted as none)")
     require_trustworthy(results, job.cfg.trigger.get("max_error_rate", 1.0), "routing figures")
     return 0
-
-
-def _fmt(e: dict[str, Any]) -> str:
-    if e["value"] is None:
-        return "n/a (0 trials)"
-    return f"{e['value']:.2f} [{e['low']:.2f}, {e['high']:.2f}] ({e['k']}/{e['n']})"
 
 
 def _store_rows(job: "JobContext", results: Sequence["QueryResult"], cases: Sequence[RoutingCase],
@@ -275,6 +257,16 @@ def _store_rows(job: "JobContext", results: Sequence["QueryResult"], cases: Sequ
             "cached_runs": q.cached,
         })
     job.store.writer("queries", job.experiment, job.run_id).write(rows)
+
+
+#: What ``accuracy`` is on a routing run, said wherever it is shown (gates, viewer, sweep table):
+#: not the trigger_eval pass rate over queries, but the share of valid trials that fired the
+#: expected skill (none, for a "none should fire" case), its interval over queries.
+ACCURACY_SAID = {"label": "routing accuracy",
+                 "means": "share of valid trials that fired the expected skill, or none for a "
+                          "none case; interval over queries"}
+
+run_routing.gate_metrics = ("accuracy",)  # type: ignore[attr-defined]
 
 
 def routing_factory(params: Any) -> Any:

@@ -271,14 +271,15 @@ def _loads(text: str | None) -> dict[str, Any]:
 
 def _headline(experiment: str, summary: dict[str, Any], acc: dict[str, Any] | None) -> dict[str, Any]:
     """The one figure a run is known by, with its interval when there is one."""
-    routing = summary.get("routing")
-    if isinstance(routing, dict) and isinstance(routing.get("accuracy"), dict):
-        # the run's own routing accuracy (trials, interval over queries), not the pass rate
-        # of its per-query rows, which is another number under the same word
-        a = routing["accuracy"]
-        return {"label": "routing accuracy", "value": a.get("value"), "low": a.get("low"),
-                "high": a.get("high"), "k": a.get("k"), "n": a.get("n"),
-                "level": routing.get("confidence") or 0.95}
+    gm = summary.get("gate_metrics")
+    a = gm.get("accuracy") if isinstance(gm, dict) else None
+    if isinstance(a, dict) and a.get("label"):
+        # an experiment whose published accuracy is not the pass rate of its per-query rows
+        # labels it (see skilleval.gates): the run's own figure, under its own name and level
+        routing = summary.get("routing") if isinstance(summary.get("routing"), dict) else {}
+        return {"label": str(a["label"]), "value": a.get("value"),
+                "low": a.get("low"), "high": a.get("high"), "k": a.get("k"), "n": a.get("n"),
+                "level": a.get("confidence") or routing.get("confidence") or 0.95}
     if acc and acc["n"]:
         return {"label": "accuracy", **acc, "level": 0.95}
     delta = (summary.get("delta") or {}).get("pass_rate") if isinstance(summary.get("delta"), dict) else None
