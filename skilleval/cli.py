@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from skilleval import job_exit
 from skilleval.errors import SkillevalError
+from skilleval.sweep_errors import SWEEP_ERRORS
 from skilleval.terminal import visible_line
 
 _exit_codes: list[int] = []
@@ -67,13 +68,17 @@ def _hydra_main() -> None:
         # Our errors are reported here, one line each, rather than raised through Hydra
         # (which would print "Error executing job with overrides: ..." first and stop a
         # sweep); the process exits with the worst code of all jobs.
+        error = None
         try:
             code = run_job(cfg, default_registry(), get_plugin_manager())
         except SkillevalError as exc:
-            _report(exc)
-            code = exc.exit_code
+            code, error = exc.exit_code, (visible_line(exc) if exc.exit_code else None)
+        job_num = _multirun_job_num()
+        # a launcher may run this job in another process: its code and error line then go
+        # to the CLI's process (job_exit), which prints the line
+        if not job_exit.record(code, error, job_num or 0) and error is not None:
+            _report_line(error, job_num)
         _exit_codes.append(code)
-        job_exit.record(code)  # a launcher may run this job in another process
 
     _run()
 
@@ -113,9 +118,26 @@ def _version_text() -> str:
     return "\n".join(lines)
 
 
+def _multirun_job_num() -> int | None:
+    """This job's number when Hydra runs a sweep (``-m``), else None."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    if not HydraConfig.initialized() or HydraConfig.get().mode != RunMode.MULTIRUN:
+        return None
+    return int(HydraConfig.get().job.num)
+
+
 def _report(exc: SkillevalError) -> None:
     if exc.exit_code:
         print(f"skilleval: error: {visible_line(exc)}", file=sys.stderr)
+
+
+def _report_line(line: str, sweep_job: int | None) -> None:
+    """One line on stderr; in a sweep, an error identical to an earlier job's is only counted
+    (``sweep_errors``: the sweep ends saying in how many jobs it happened)."""
+    if sweep_job is None or SWEEP_ERRORS.first_time(line, sweep_job):
+        print(f"skilleval: error: {line}", file=sys.stderr)
 
 
 def _route_rich_broken_pipe() -> None:
@@ -203,10 +225,13 @@ def _run_hydra(args: list[str]) -> int:
     from skilleval.sweep_table import FINISHED, print_sweep_table
 
     FINISHED.clear()
+    SWEEP_ERRORS.clear()
     try:
-        with job_exit.collecting() as remote_codes:
+        with job_exit.collecting() as remote:
             _hydra_main()
-        _exit_codes.extend(remote_codes)
+        _exit_codes.extend(remote.codes)
+        for job_num, line in remote.errors:
+            _report_line(line, job_num)
     except SkillevalError:
         raise
     except (HydraException, OmegaConfBaseException) as exc:
@@ -225,6 +250,7 @@ def _run_hydra(args: list[str]) -> int:
             print(f"skilleval: config error: {visible_line(_one_line(cause))}", file=sys.stderr)
             return 2
         raise
+    SWEEP_ERRORS.print_repeated(len(_exit_codes))
     if len(_exit_codes) > 1:  # a sweep ends with one table across its jobs
         from rich.console import Console
 

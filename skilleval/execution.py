@@ -192,11 +192,37 @@ def snapshot(sandbox: Path) -> dict[str, str]:
     return out
 
 
+def _utf8_name(sandbox: Path, rel: str) -> str:
+    """An output whose name is not UTF-8 (its bytes reach Python as lone surrogates, which
+    the store, JSON and every page refuse) is renamed, inside our own sandbox, to the same
+    name with those bytes as ``\\xff`` escapes: recorded, exported and shown like any file."""
+    try:
+        rel.encode("utf-8")
+        return rel
+    except UnicodeEncodeError:
+        pass
+    shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    target = sandbox / shown
+    if target.exists():  # never overwrite a file the model wrote
+        stem = shown
+        n = 1
+        while (sandbox / f"{stem}.{n}").exists():
+            n += 1
+        shown, target = f"{stem}.{n}", sandbox / f"{stem}.{n}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    (sandbox / rel).rename(target)
+    return shown
+
+
 def collect_outputs(sandbox: Path, before: dict[str, str]) -> tuple[OutputFile, ...]:
     """Files that are new or changed since `before` (a `snapshot` taken after the inputs)."""
     after = snapshot(sandbox)
-    return tuple(OutputFile(rel, h, (sandbox / rel).stat().st_size)
-                 for rel, h in after.items() if before.get(rel) != h)
+    out = []
+    for rel, h in after.items():
+        if before.get(rel) != h:
+            rel = _utf8_name(sandbox, rel)
+            out.append(OutputFile(rel, h, (sandbox / rel).stat().st_size))
+    return tuple(out)
 
 
 def store_blobs(sandbox: Path, outputs: tuple[OutputFile, ...], blob_root: Path) -> None:

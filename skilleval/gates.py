@@ -3,7 +3,11 @@
 An experiment states which metrics it can be gated on with a ``gate_metrics`` attribute on
 its callable (checked before any call, so a gate the experiment cannot honour is bad input,
 exit 2) and leaves the measured estimates in ``job.summary["gate_metrics"]`` as
-``{metric: {"value", "low", "high"}}``. A baseline gate compares this run with an earlier one
+``{metric: {"value", "low", "high"}}``, optionally with ``k``/``n`` (the count behind a
+proportion), ``unit`` (what ``n`` counts; default ``queries``), and ``label`` and ``means``
+(its name and what it measures, when the metric's word alone would mislead: a routing run's
+``accuracy`` is the share of its trials that fired the expected skill). The gate lines (label
+and meaning), the sweep table and the viewer's Runs page (label) show these published figures. A baseline gate compares this run with an earlier one
 through the same paired statistics as ``skilleval diff``.
 
 Rules. ``on=point`` tests the estimate, ``on=lower`` the lower bound of its interval, against
@@ -34,9 +38,14 @@ class GateResult:
     measured: str
     required: str
     passed: bool
+    #: False: the gate was asked for but had nothing to measure against (gate.baseline=latest
+    #: on the first run); it blocks nothing, and every report says it was not checked
+    checked: bool = True
 
     @property
     def line(self) -> str:
+        if not self.checked:
+            return f"gate not checked: {self.metric}: {self.measured} ({self.gate})"
         verdict = "passed" if self.passed else "FAILED"
         return f"gate {verdict}: {self.metric}: measured {self.measured}, required {self.required} ({self.gate})"
 
@@ -138,8 +147,16 @@ def evaluate(job: "JobContext", s: GateSettings) -> list[GateResult]:
         x = m["value"] if s.on == "point" else m["low"]
         interval = f" [{_fmt(m.get('low'))}, {_fmt(m.get('high'))}]" if m.get("low") is not None else ""
         if m.get("n"):  # the count behind a proportion: 0.667 reads differently as 2/3
-            interval += f" ({m['k']}/{m['n']} queries)"
-        results.append(GateResult(f"gate.{key}", metric if s.on == "point" else f"{metric} (lower bound)",
+            interval += f" ({m['k']}/{m['n']} {m.get('unit', 'queries')}"
+            if m.get("without_verdict"):  # measured on fewer queries than the eval set has
+                interval += f"; {m['without_verdict']} without a verdict (too few valid runs) not counted"
+            interval += ")"
+        if m.get("note"):  # e.g. a functional delta: over how many evals, and how many left out
+            interval += f" ({m['note']})"
+        said = m.get("label") or metric  # what the number is, when the word alone would mislead
+        if m.get("means"):
+            said += f" ({m['means']})"
+        results.append(GateResult(f"gate.{key}", said if s.on == "point" else f"{said} (lower bound)",
                                   f"{_fmt(x)}" + (f" (estimate {_fmt(m['value'])}{interval})" if s.on == "lower"
                                                   else interval),
                                   f">= {minimum:g}", x >= minimum - 1e-12))
@@ -160,10 +177,10 @@ def _regression(job: "JobContext", s: GateSettings) -> GateResult | None:
         base = load(s.baseline or "latest", job.store, exclude=job.run_id,
                     experiment=job.experiment, skill=skill)
     except UserError as exc:
-        if s.baseline == "latest":
-            job.console.print(f"[yellow]gate.baseline=latest: no earlier run to compare with "
-                              f"({exc}); regression gate not checked[/yellow]")
-            return None
+        if s.baseline == "latest":  # the first run (e.g. main's first CI run) has no baseline
+            return GateResult("gate.max_regression", "change vs baseline",
+                              f"no earlier run to compare with ({exc})",
+                              f">= {-float(s.max_regression or 0):+.3f}", True, checked=False)
         raise
     bench = job.output_dir / "benchmark.json"
     current = from_file(bench) if base.kind == "functional" and bench.is_file() else load(job.run_id, job.store)
@@ -205,8 +222,15 @@ def _regression(job: "JobContext", s: GateSettings) -> GateResult | None:
     return GateResult("gate.max_regression", metric, measured, required, not bad)
 
 
-def estimates(summary_queries: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Gate metrics from Estimate objects or their dicts (precision, recall, accuracy)."""
+def estimates(summary_queries: dict[str, Any], results: Any = None) -> dict[str, dict[str, Any]]:
+    """Gate metrics from Estimate objects or their dicts (precision, recall, accuracy).
+    `results` (the per-query results, each with ``verdict`` and ``case.should_trigger``):
+    how many queries each metric left out for want of a verdict, said in the gate's line."""
+    short: dict[str, int] = {}
+    if results is not None:
+        none = [q for q in results if q.verdict == "insufficient"]
+        short = {"accuracy": len(none), "precision": len(none),
+                 "recall": sum(1 for q in none if q.case.should_trigger)}
     out = {}
     for name in ("precision", "recall", "accuracy"):
         e = summary_queries.get(name)
@@ -216,8 +240,24 @@ def estimates(summary_queries: dict[str, Any]) -> dict[str, dict[str, Any]]:
         if d.get("value") is None:
             d["why"] = {"precision": "no query triggered", "recall": "no should-trigger query"}.get(
                 name, "no query with a verdict")
+        if short.get(name):
+            d["without_verdict"] = short[name]
         out[name] = d
     return out
+
+
+def _report_unchecked(job: "JobContext", s: GateSettings, why: str) -> None:
+    """Every gate asked for, as not checked (junit: skipped; summary.md: 'not checked'), so a
+    CI page does not read a run whose gates could not be checked as one without gates."""
+    from dataclasses import asdict
+
+    results = [GateResult(f"gate.{key}", MINIMUMS[key], f"not checked: {why}", f">= {minimum:g}", True,
+                          checked=False) for key, minimum in s.minimums.items()]
+    if s.baseline is not None:
+        results.append(GateResult("gate.max_regression", "change vs baseline", f"not checked: {why}",
+                                  f">= {-float(s.max_regression or 0):+.3f}", True, checked=False))
+    job.summary["gates"] = [asdict(r) for r in results]
+    job.report("gates", results)
 
 
 def run_gates(job: "JobContext", s: GateSettings) -> int:
@@ -226,16 +266,25 @@ def run_gates(job: "JobContext", s: GateSettings) -> int:
     import sys
     from dataclasses import asdict
 
+    from rich.markup import escape
+
     if job.summary.get("partial"):
         # A budget-stopped run's rates are not the eval set's; gating them would be a guess.
+        _report_unchecked(job, s, "the run was stopped by the budget and its results are partial")
         print("skilleval: gates not checked: the run was stopped by the budget and its results "
               "are partial", file=sys.stderr)
         return 4
-    results = evaluate(job, s)
+    try:
+        results = evaluate(job, s)
+    except HarnessError as exc:  # a gated figure could not be measured (exit 3): said in the reports too
+        _report_unchecked(job, s, str(exc))
+        raise
     job.summary["gates"] = [asdict(r) for r in results]
     job.report("gates", results)
     for r in results:
-        if r.passed:
+        if not r.checked:
+            job.console.print(f"[yellow]{escape(r.line)}[/yellow]", soft_wrap=True)
+        elif r.passed:
             job.out.print(r.line, markup=False, highlight=False, soft_wrap=True)
         else:
             print(f"skilleval: {r.line}", file=sys.stderr)

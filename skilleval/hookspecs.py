@@ -130,7 +130,13 @@ def register_experiments(register: Register) -> None:
     tuple of the metrics it can be gated on (``"precision"``, ``"recall"``, ``"accuracy"``,
     ``"delta"``), and ``gate_baseline = True`` if ``gate.baseline`` applies; a gate on
     anything else is refused before the run. The run then leaves its estimates in
-    ``job.summary["gate_metrics"]`` as ``{metric: {"value", "low", "high"}}``. It may also
+    ``job.summary["gate_metrics"]`` as ``{metric: {"value", "low", "high"}}``, optionally
+    with ``k``/``n`` (the counts behind a proportion), ``unit`` (what ``n`` counts, default
+    ``"queries"``), and ``label`` and ``means`` when the metric's word alone would mislead
+    (``routing`` publishes ``accuracy`` labelled ``"routing accuracy"``, meaning the share of
+    valid trials that fired the expected skill, interval over queries). These published figures
+    are what the gates check and print, what a sweep's table shows, and, when labelled, the
+    headline of the viewer's Runs page. The callable may also
     carry ``gate_confidence``, the config key of the level its intervals use (default
     ``"trigger.confidence"``), which the baseline gate's test and interval then use too.
 

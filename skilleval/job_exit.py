@@ -4,15 +4,19 @@ The basic launcher runs every job in the CLI's own process, which keeps their co
 list. joblib (loky workers), submitit or Ray run them elsewhere, and Hydra drops a job's
 return value on the way back, so a failed cell would exit 0. Each job therefore also drops
 its code as a small file in a folder the CLI made for this sweep (inherited through the
-environment by the workers), and the CLI takes the worst of both.
+environment by the workers), and the CLI takes the worst of both. A job that failed with an
+error leaves its one line there too (not printed by the worker, whose stderr may be a log
+file on another node), so the CLI prints it, once per distinct line (``sweep_errors``).
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 import uuid
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
@@ -20,31 +24,50 @@ _DIR = "SKILLEVAL_EXIT_DIR"
 _PID = "SKILLEVAL_EXIT_PID"
 
 
-def record(code: int) -> None:
-    """Called by every job; writes a file only when running outside the CLI's process."""
-    folder = os.environ.get(_DIR)
-    if folder and os.environ.get(_PID) != str(os.getpid()):
-        try:
-            Path(folder, f"{os.getpid()}-{uuid.uuid4().hex}").write_text(str(int(code)))
-        except OSError:  # a remote node without the folder: the CLI cannot see this code
-            pass
+@dataclass
+class Collected:
+    codes: list[int] = field(default_factory=list)
+    #: (job number, error line) of the jobs that failed with an error, by job number
+    errors: list[tuple[int, str]] = field(default_factory=list)
+
+
+def elsewhere() -> bool:
+    """True in a job a launcher runs outside the CLI's process (its codes go through files)."""
+    return bool(os.environ.get(_DIR)) and os.environ.get(_PID) != str(os.getpid())
+
+
+def record(code: int, error: str | None = None, job_num: int = 0) -> bool:
+    """Called by every job; writes a file only when running outside the CLI's process.
+    Returns True if it did (then `error`, if any, is the CLI's to print)."""
+    if not elsewhere():
+        return False
+    try:
+        Path(os.environ[_DIR], f"{os.getpid()}-{uuid.uuid4().hex}").write_text(
+            json.dumps({"code": int(code), "error": error, "job": int(job_num)}))
+    except OSError:  # a remote node without the folder: the CLI cannot see this code
+        return False
+    return True
 
 
 @contextmanager
-def collecting() -> Iterator[list[int]]:
-    """Yields a list that holds, after the block, the codes jobs in other processes wrote."""
+def collecting() -> Iterator[Collected]:
+    """Yields what, after the block, the jobs in other processes wrote: codes and errors."""
     folder = tempfile.mkdtemp(prefix="skilleval-exit-")
     saved = {k: os.environ.get(k) for k in (_DIR, _PID)}
     os.environ[_DIR], os.environ[_PID] = folder, str(os.getpid())
-    codes: list[int] = []
+    got = Collected()
     try:
-        yield codes
+        yield got
     finally:
         for f in Path(folder).iterdir():
             try:
-                codes.append(int(f.read_text()))
-            except ValueError:
-                codes.append(1)
+                entry = json.loads(f.read_text())
+                got.codes.append(int(entry["code"]))
+                if entry.get("error"):
+                    got.errors.append((int(entry.get("job", 0)), str(entry["error"])))
+            except (ValueError, KeyError, TypeError):
+                got.codes.append(1)
+        got.errors.sort()
         shutil.rmtree(folder, ignore_errors=True)
         for k, v in saved.items():
             if v is None:

@@ -31,8 +31,6 @@ FINISHED: list[JobOutcome] = []
 
 def _metric(summary: dict[str, Any], name: str) -> str:
     m = (summary.get("gate_metrics") or {}).get(name) or {}
-    if not m and name == "accuracy":  # a routing job: its routing accuracy (e.g. a catalog sweep)
-        m = (summary.get("routing") or {}).get("accuracy") or {}
     if m.get("value") is None:
         return "—"
     if name == "delta":

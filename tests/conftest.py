@@ -15,11 +15,23 @@ from shared_helpers import reset_sim
 
 REPO = Path(__file__).resolve().parents[1]
 
-# Every Python process the suite starts runs without pandas, as a core install has it (the
-# folder's sitecustomize says why); tests/spine/test_core_install_env.py checks it holds.
 WITHOUT_PANDAS = Path(__file__).resolve().parent / "without_pandas"
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    p for p in (str(WITHOUT_PANDAS), os.environ.get("PYTHONPATH", "")) if p)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _started_processes_without_pandas() -> Iterator[None]:
+    """Every Python process a test starts runs without pandas, as a core install has it (the
+    folder's sitecustomize says why; tests/spine/test_core_install_env.py checks it holds).
+
+    Set here, in the process that runs the tests, and not at import: pytest-xdist's workers
+    are started after this file is imported, and they need pandas for statsmodels."""
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(WITHOUT_PANDAS), before) if p)
+    yield
+    if before is None:
+        os.environ.pop("PYTHONPATH", None)
+    else:
+        os.environ["PYTHONPATH"] = before
 
 
 @dataclass

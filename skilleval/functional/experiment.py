@@ -150,6 +150,7 @@ async def functional_eval_async(job: "JobContext") -> int:
     if problem:
         bench["flags"] = [problem]
         bench["notes"].insert(0, f"NOT MEASURED: {problem}")
+        job.summary["could_not_measure"] = problem  # the viewer says it above the numbers
     stopped = job.budget.stopped if job.budget is not None else None
     if stopped:
         mark_partial(bench, stopped, setup.runner.stats, len(records))
@@ -157,6 +158,14 @@ async def functional_eval_async(job: "JobContext") -> int:
         bench["notes"] += await benchmark_observations(setup.runner.model_backend, bench)
     md = render_md(bench)
     ws = Path(f["workspace"]).expanduser() if f.get("workspace") else job.output_dir / "workspace"
+    if f.get("iteration"):
+        from skilleval.functional.workspace import set_aside_feedback
+
+        kept = set_aside_feedback(ws / f"iteration-{f.get('iteration')}", job.run_id)
+        if kept is not None:
+            job.console.print(f"[yellow]note: iteration-{f.get('iteration')} already had feedback on its "
+                              f"earlier outputs; kept as {safe(kept.name)}, the new outputs start without "
+                              "feedback[/yellow]")
     it = write_workspace(ws, records, bench, md, f.get("iteration"))
     (job.output_dir / "benchmark.json").write_text(json.dumps(bench, indent=2, default=str), encoding="utf-8")
     (job.output_dir / "benchmark.md").write_text(md, encoding="utf-8")
@@ -169,10 +178,18 @@ async def functional_eval_async(job: "JobContext") -> int:
                         "calls_cached": st["executions_cached"] + st["grades_cached"],
                         "cost_usd": sum(r.result.cost_usd for r in records if r.result and not r.cached)
                         + getattr(model, "usd", 0.0),
-                        "delta": bench["delta_stats"], "workspace": str(it), **st})
+                        "delta": bench["delta_stats"], "workspace": str(it), **st,
+                        # per arm: valid, errored, timed out (the Runs page counts them)
+                        "execution_errors": bench.get("execution_errors") or {}})
     pr = bench["delta_stats"]["pass_rate"]
-    job.summary["gate_metrics"] = {"delta": {"value": pr["delta"], "low": pr["low"], "high": pr["high"],
-                                             "why": "no eval graded in both arms"}}
+    ds = bench["delta_stats"]
+    short = sorted({e for v in (bench.get("execution_errors") or {}).values() if isinstance(v, dict)
+                    for e in v.get("insufficient_evals") or []})
+    job.summary["gate_metrics"] = {"delta": {
+        "value": pr["delta"], "low": pr["low"], "high": pr["high"], "why": "no eval graded in both arms",
+        # the delta is over the evals graded in both arms: said in the gate's line
+        "note": f"over {len(ds.get('paired_evals') or [])} paired eval(s)" + (
+            f"; {len(short)} insufficient (too few valid executions) not counted" if short else "")}}
     if problem:
         raise HarnessError(problem)
     graded = [v for r in records for v in r.verdicts]

@@ -88,13 +88,18 @@ def import_workspace(root: Path, store: Store, skill: str | None = None) -> dict
     if not runs:
         raise UserError(f"{root}: no runs found (expected eval folders holding <config>/run-N/ or "
                         "<config>/outputs with grading.json)")
-    run_id = "import-" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + \
+    sweep_id = "import-" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + \
         hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:8]
-    ident = {"run_id": run_id, "sweep_id": run_id, "job_num": 0, "experiment": "import",
-             "schema_version": SCHEMA_VERSION}
+    # One run per iteration: each iteration-N measured another version of the skill, so its
+    # executions are not more repeats of the previous iteration's evals.
+    run_ids = {it: sweep_id if it is None else f"{sweep_id}-iteration-{it}"
+               for it in dict.fromkeys(r["iteration"] for r in runs)}
     exec_rows, grade_rows, skipped = [], [], 0
     files = WorkspaceFiles(root)
     for run in runs:
+        run_id = run_ids[run["iteration"]]
+        ident = {"run_id": run_id, "sweep_id": sweep_id, "job_num": 0, "experiment": "import",
+                 "schema_version": SCHEMA_VERSION}
         d: Path = run["run_dir"]
         grading = files.record(d / "grading.json")
         timing = files.record(d / "timing.json")
@@ -166,25 +171,74 @@ def import_workspace(root: Path, store: Store, skill: str | None = None) -> dict
                 "judge_calls": 0, "grader_seconds": gt.get("grader_duration_seconds"),
                 "source": f"skill-creator:{label}",
             })
+    exec_rows, grade_rows = _text_only(exec_rows), _text_only(grade_rows)
     known_e = set(store.lookup("executions", "key", [r["key"] for r in exec_rows]).column("key").to_pylist())
     known_g = set(store.lookup("grades", "key", [r["key"] for r in grade_rows]).column("key").to_pylist())
     new_e = [r for r in exec_rows if r["key"] not in known_e]
     new_g = [r for r in grade_rows if r["key"] not in known_g]
-    if new_e or new_g:
+    written = []
+    for iteration, run_id in run_ids.items():
+        e = [r for r in new_e if r["run_id"] == run_id]
+        g = [r for r in new_g if r["run_id"] == run_id]
+        if not (e or g):
+            continue
         with store.writer("executions", "import", run_id) as w:
-            w.write(new_e)
+            w.write(e)
         with store.writer("grades", "import", run_id) as w:
-            w.write(new_g)
+            w.write(g)
+        folder = root if iteration is None else next(r["run_dir"] for r in runs if r["iteration"] == iteration) \
+            .relative_to(root).parts[0]
+        _write_run_row(store, run_id, sweep_id, root if iteration is None else root / folder, root, skill, e, g)
+        written.append(run_id)
     return {"runs": len(exec_rows), "new_runs": len(new_e), "grades": len(grade_rows),
-            "new_grades": len(new_g), "skipped_expectations": skipped, "run_id": run_id,
+            "new_grades": len(new_g), "skipped_expectations": skipped,
+            "run_id": written[-1] if written else None, "run_ids": written,
             "skipped_files": sorted(set(files.skipped)),
             "evals": len({r["eval_id"] for r in exec_rows}),
             "configurations": sorted({r["arm"] for r in exec_rows})}
 
 
+def _text_only(value: Any) -> Any:
+    """Folder and file names that are not UTF-8 reach Python as lone surrogates, which the
+    store (Parquet strings are UTF-8) cannot hold: their bytes are kept as ``\\xff`` escapes."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {k: _text_only(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_text_only(v) for v in value]
+    return value
+
+
+def _write_run_row(store: Store, run_id: str, sweep_id: str, workspace: Path, root: Path,
+                   skill: str | None, executions: list[dict[str, Any]], grades: list[dict[str, Any]]) -> None:
+    """The imported run's ``runs`` row: without it, `skilleval view`, `report` and `diff` know
+    no such run. It records the workspace (its outputs and feedback.json) and, as the output
+    folder, the one holding its benchmark.json, as a functional run does."""
+    summary: dict[str, Any] = {"workspace": str(workspace.resolve()), "imported_from": str(root.resolve()),
+                               "executions": len(executions), "grades": len(grades),
+                               "errored_executions": sum(1 for r in executions if r["status"] != "ok")}
+    try:
+        ds = json.loads((workspace / "benchmark.json").read_text(encoding="utf-8")).get("delta_stats") or {}
+    except (OSError, ValueError, AttributeError):
+        ds = {}
+    if isinstance(ds, dict) and isinstance(ds.get("pass_rate"), dict):  # our own export's delta
+        summary["delta"] = {"pass_rate": ds["pass_rate"], "confidence": ds.get("confidence")}
+    with store.writer("runs", "import", run_id) as w:
+        w.write([{"run_id": run_id, "sweep_id": sweep_id, "job_num": 0, "experiment": "import",
+                  "schema_version": SCHEMA_VERSION, "ts": now(), "status": "done",
+                  "backend": "imported", "model": None, "skill": skill,
+                  "output_dir": str(workspace.resolve()), "overrides": [], "config_yaml": None,
+                  "plugin_versions": None, "calls_made": 0, "calls_cached": 0, "cost_usd": 0.0,
+                  "summary_json": json.dumps(summary), "variant": "", "description_hash": None}])
+
+
 def import_main(argv: list[str]) -> int:
     ap = _Parser(prog="skilleval import",
-                                 description="Load a skill-creator workspace (flat or run-N layout) into the store.")
+                                 description="Load a skill-creator workspace (flat or run-N layout) into the "
+                                 "store: one run per iteration-N folder (experiment 'import'), which "
+                                 "`skilleval view`, `report` and `diff` then open like any run; the "
+                                 "workspace's feedback.json stays where it is and the viewer edits it.")
     ap.add_argument("path", help="workspace folder (or one iteration-N folder)")
     ap.add_argument("--store", default=None, help="store root (default: $SKILLEVAL_STORE or the per-user store)")
     ap.add_argument("--skill", default=None, help="skill name to record on the rows")
@@ -195,7 +249,8 @@ def import_main(argv: list[str]) -> int:
     res = import_workspace(Path(args.path).expanduser(), store, args.skill)
     print(f"imported {res['new_runs']} of {res['runs']} runs and {res['new_grades']} of {res['grades']} "
           f"grades ({res['evals']} evals; configurations: {', '.join(res['configurations'])}) "
-          f"into {store.url} as run {res['run_id']}"
+          f"into {store.url}" + (f" as run {', '.join(res['run_ids'])}" if res["run_ids"] else
+                                  " (nothing new: already in the store)")
           + (f"; {res['skipped_expectations']} expectation(s) without text skipped" if res["skipped_expectations"] else "")
           + (f"; skipped {len(res['skipped_files'])} path(s) that are not regular files inside the "
              f"workspace: {visible_line(', '.join(res['skipped_files'][:5]))}"

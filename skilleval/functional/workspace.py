@@ -127,6 +127,18 @@ def workspace_paths(paths: list[str]) -> dict[str, str]:
     return out
 
 
+def set_aside_feedback(iteration: Path, run_id: str) -> Path | None:
+    """An iteration folder about to get new outputs (``functional.iteration=N`` naming one that
+    exists): the feedback a person gave on its earlier outputs would read as feedback on the
+    new ones. It is kept beside them under another name, and the new outputs start without."""
+    fb = iteration / "feedback.json"
+    if not fb.is_file():
+        return None
+    kept = iteration / f"feedback.before-{run_id}.json"
+    fb.replace(kept)
+    return kept
+
+
 def write_workspace(root: Path, records: list[RunRecord], benchmark: dict[str, Any] | None,
                     benchmark_md: str | None, iteration: int | None = None) -> Path:
     root.mkdir(parents=True, exist_ok=True)

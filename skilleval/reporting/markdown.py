@@ -88,6 +88,9 @@ def trigger_md(job: "JobContext", report: Any, max_rows: int) -> str:
     if job.summary.get("partial"):
         lines += [("**Partial: the run was stopped by the budget; queries short of their runs "
                    "are not the eval set's results.**"), ""]
+    if job.summary.get("could_not_measure"):
+        lines += [f"**Could not measure (exit 3): {md(job.summary['could_not_measure'], 600)}. "
+                  "The figures above are not a measurement of the skill.**", ""]
     bad = [q for q in report.results if q.verdict != "pass"]
     if bad:
         lines += [f"**{s.failed} failed, {s.insufficient} without a verdict**", "",
@@ -111,6 +114,8 @@ def functional_md(job: "JobContext", bench: dict[str, Any], max_rows: int) -> st
         f"{pr['delta']:+.2f} {ci}, permutation p = {pr.get('p_value')}"
     lines = [f"### skilleval functional_eval: {md(meta.get('skill_name', ''))}", "",
              f"Run `{job.run_id}` · backend {md(job.backend.name)}/{md(job.backend.model)}", "",
+             *([f"**Could not measure (exit 3): {md('; '.join(map(str, bench['flags'])), 600)}. "
+                "The figures below are not a measurement of the skill.**", ""] if bench.get("flags") else []),
              f"Pass-rate delta ({md(p)} − {md(b)}): {delta}", "",
              f"| eval | {md(p)} | {md(b)} | delta |", "|---|---|---|---|"]
     for row in (bench.get("per_eval") or [])[:max_rows]:
@@ -122,6 +127,9 @@ def functional_md(job: "JobContext", bench: dict[str, Any], max_rows: int) -> st
     if bad:
         lines += ["", "Errored / timed-out executions (in no number above): " + "; ".join(
             f"{md(a)}: {e.get('error', 0)} / {e.get('timeout', 0)}" for a, e in bad.items()) + "."]
+    judge_errors = (bench.get("judge") or {}).get("judge_errors")
+    if judge_errors:  # grades the judge could not give: neither passes nor failures
+        lines += ["", f"Judge errors (expectations not graded, in no pass rate): {judge_errors}."]
     return "\n".join(lines) + "\n\n"
 
 
@@ -138,9 +146,13 @@ def gates_md(results: list[Any]) -> str:
     if not results:
         return ""
     failed = [r for r in results if not r.passed]
-    lines = [f"**Gates: {'FAILED' if failed else 'passed'}** ({len(results) - len(failed)}/{len(results)} passed)",
+    unchecked = [r for r in results if not getattr(r, "checked", True)]
+    checked = len(results) - len(unchecked)
+    verdict = "FAILED" if failed else "passed" if checked else "not checked"  # none checked: not a pass
+    lines = [f"**Gates: {verdict}** ({checked - len(failed)}/{checked} passed"
+             + (f"; {len(unchecked)} not checked" if unchecked else "") + ")",
              "", "| gate | metric | measured | required | result |", "|---|---|---|---|---|"]
     for r in results:
-        lines.append(f"| `{r.gate}` | {md(r.metric)} | {md(r.measured)} | {md(r.required)} | "
-                     f"{'pass' if r.passed else '**FAIL**'} |")
+        verdict = "not checked" if r in unchecked else "pass" if r.passed else "**FAIL**"
+        lines.append(f"| `{r.gate}` | {md(r.metric)} | {md(r.measured)} | {md(r.required)} | {verdict} |")
     return "\n".join(lines) + "\n\n"

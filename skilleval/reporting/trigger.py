@@ -67,6 +67,8 @@ def results_json(report: "TriggerEvalReport", job: "JobContext") -> dict[str, An
         "calls": {"made": report.runner.calls_made, "cached": report.runner.calls_cached},
         # a budget stop leaves queries short of their runs: the file says so
         "partial": bool(job.summary.get("partial")),
+        # set when the run exits 3 (too many errors, nothing measured): do not use its numbers
+        "could_not_measure": job.summary.get("could_not_measure"),
         "budget_stop": job.budget.stopped if job.budget is not None else None,
         "cost_usd": round(report.runner.cost_usd, 6),
         "timing": {k: round(v, 3) for k, v in job.timing.items()},

@@ -15,23 +15,26 @@ def diff_main(argv: list[str]) -> int:
         return _sweep(argv)
     from skilleval.rundiff.compare import diff
     from skilleval.rundiff.render import render
-    from skilleval.rundiff.sources import LATEST, completed_runs, load
+    from skilleval.rundiff.sources import LATEST, MEASURED, completed_runs, load
     from skilleval.store.catalog import Store, resolve_root
 
     p = _Parser(prog="skilleval diff", description=(
         "Compare two runs: flipped queries, per-query rate changes, exact McNemar test and paired "
         "intervals (trigger runs); per-eval and per-arm pass-rate deltas (functional runs). "
-        "A and B are run ids, latest, latest~N (N runs before the latest), or results.json / "
-        "benchmark.json files (skill-creator's included). "
+        "A and B are run ids, latest, latest~N (N runs before the latest; finished runs, "
+        "a run whose gate failed included), or results.json / benchmark.json files "
+        "(skill-creator's included). Exit 0 when compared, 2 on bad input. "
         "`skilleval diff --sweep SWEEP_ID` compares the jobs of one sweep."))
     p.add_argument("a", help="the before run (e.g. latest~1)")
     p.add_argument("b", help="the after run (e.g. latest)")
-    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--format", choices=["table", "json"], default="table",
+                   help="table (default) or json (flipped queries listed by text, before/after rates)")
     p.add_argument("--common", action="store_true",
                    help="compare only the queries / evals both runs share (and say how many)")
     p.add_argument("--experiment", help="latest / latest~N among runs of this experiment "
                    "(default: the experiment of the newest run)")
-    p.add_argument("--confidence", type=float, default=0.95)
+    p.add_argument("--confidence", type=float, default=0.95,
+                   help="level of the paired intervals and of the tests' reading (default 0.95)")
     p.add_argument("--store", help="store root (default: $SKILLEVAL_STORE or the per-user store)")
     args = p.parse_args(argv)
     if not 0 < args.confidence < 1:
@@ -41,11 +44,12 @@ def diff_main(argv: list[str]) -> int:
     if experiment is None and any(LATEST.match(x) for x in (args.a, args.b)):
         # latest~N counts runs of the newest run's experiment: a functional run is never
         # "the run before" a trigger run
-        newest = completed_runs(store)
+        newest = completed_runs(store, statuses=MEASURED)
         experiment = newest[0]["experiment"] if newest else None
+    # a run whose gate failed is a finished measurement: `latest` is that run
     try:
-        a = load(args.a, store, experiment=experiment)
-        b = load(args.b, store, experiment=experiment)
+        a = load(args.a, store, experiment=experiment, statuses=MEASURED)
+        b = load(args.b, store, experiment=experiment, statuses=MEASURED)
     except UserError as exc:
         if args.experiment is None and experiment is not None:
             raise UserError(f"{exc}{_other_experiments(store, experiment)}") from None
@@ -61,10 +65,10 @@ def diff_main(argv: list[str]) -> int:
 def _other_experiments(store: object, shown: str) -> str:
     """A hint when `latest~N` was counted in the newest run's experiment by default: after a
     functional_eval, `diff latest~1 latest` finds one run there while trigger runs wait."""
-    from skilleval.rundiff.sources import _kind_of, completed_runs
+    from skilleval.rundiff.sources import MEASURED, _kind_of, completed_runs
 
     counts: dict[str, int] = {}
-    for run in completed_runs(store):  # type: ignore[arg-type]
+    for run in completed_runs(store, statuses=MEASURED):  # type: ignore[arg-type]
         if run["experiment"] != shown and _kind_of(store, run) is not None:  # type: ignore[arg-type]
             counts[run["experiment"]] = counts.get(run["experiment"], 0) + 1
     others = [f"{name} ({n})" for name, n in sorted(counts.items()) if name != shown and n >= 2]

@@ -58,14 +58,22 @@ class RunData:
 
 
 LATEST = re.compile(r"^latest(?:~(\d+))?$")
+#: what `latest` counts by default: runs that measured and passed their gates. A regression
+#: gate's baseline is one of these (a run that failed its gate must not become the bar).
+DONE = ("done",)
+#: what `skilleval diff` counts: every finished measurement, a run whose gate failed included
+#: (it is the run a person wants to see right after the red check)
+MEASURED = ("done", "gate_failed")
 
 
 def load(spec: str, store: Store, *, exclude: str | None = None, experiment: str | None = None,
-         skill: str | None = None) -> RunData:
-    """Resolve `spec` (run id, ``latest``, ``latest~N``, or a JSON file) to a run's data."""
+         skill: str | None = None, statuses: tuple[str, ...] = DONE) -> RunData:
+    """Resolve `spec` (run id, ``latest``, ``latest~N``, or a JSON file) to a run's data;
+    ``latest`` counts runs whose status is one of `statuses`."""
     m = LATEST.match(spec)
     if m:
-        return _from_store(_nth_latest(store, int(m.group(1) or 0), exclude, experiment, skill), store)
+        return _from_store(_nth_latest(store, int(m.group(1) or 0), exclude, experiment, skill,
+                                       statuses), store)
     path = Path(spec).expanduser()
     if spec.endswith(".json") or path.is_file():
         return from_file(path)
@@ -73,13 +81,11 @@ def load(spec: str, store: Store, *, exclude: str | None = None, experiment: str
 
 
 def completed_runs(store: Store, *, exclude: str | None = None, experiment: str | None = None,
-                   skill: str | None = None) -> list[dict[str, Any]]:
-    """Finished runs, newest first (run_id, experiment, skill, ts, output_dir). A run whose gate
-    failed is finished too: its measurement is whole, and the run after a red CI check is
-    exactly the one `diff latest~1 latest` and `gate.baseline=latest` must pair with."""
+                   skill: str | None = None, statuses: tuple[str, ...] = DONE) -> list[dict[str, Any]]:
+    """Finished runs, newest first (run_id, experiment, skill, ts, output_dir)."""
     if "runs" not in store.tables():
         return []
-    where, params = ["status IN ('done', 'gate_failed')"], []
+    where, params = [f"status IN ({', '.join('?' * len(statuses))})"], list(statuses)
     if exclude:
         where.append("run_id <> ?")
         params.append(exclude)
@@ -108,13 +114,15 @@ def _benchmark_skill(run: dict[str, Any]) -> str | None:
 
 
 def _nth_latest(store: Store, n: int, exclude: str | None, experiment: str | None,
-                skill: str | None) -> str:
-    runs = [r for r in completed_runs(store, exclude=exclude, experiment=experiment, skill=skill)
+                skill: str | None, statuses: tuple[str, ...] = DONE) -> str:
+    runs = [r for r in completed_runs(store, exclude=exclude, experiment=experiment, skill=skill,
+                                      statuses=statuses)
             if _kind_of(store, r) is not None]
     if n >= len(runs):
         what = f"latest~{n}" if n else "latest"
-        raise UserError(f"{what}: the store at {store.root} holds {len(runs)} finished run(s) with "
-                        "results" + (f" of experiment {experiment}" if experiment else ""))
+        kinds = " or ".join(statuses)
+        raise UserError(f"{what}: the store at {store.root} holds {len(runs)} finished run(s) "
+                        f"({kinds}) with results" + (f" of experiment {experiment}" if experiment else ""))
     return runs[n]["run_id"]
 
 

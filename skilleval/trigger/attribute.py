@@ -113,13 +113,20 @@ def run_attribute(job: "JobContext") -> int:
            "unit": "queries (paired bootstrap)" if exact else
                    "queries and permutations (paired two-way bootstrap)",
            "ranking": [r["index"] for r in ranked], "attribution": rows, **errors,
-           "recall_full": _mean(rates[full][positive]), "ftr_full": _mean(rates[full][~positive])}
+           # what the effects are changes of, under the description as written: each query's
+           # trigger rate over its valid trials, averaged over the queries of each kind (not a
+           # recall of verdicts; this was written "recall_full" and "ftr_full" before)
+           "full_description_mean_trigger_rate": {
+               "should_trigger": _mean(rates[full][positive]),
+               "should_not_trigger": _mean(rates[full][~positive])}}
     (job.output_dir / "results.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
                        cost_usd=runner.cost_usd, coalitions=len(rates), **errors)
     table = Table(title=f"sentence attribution ({out['method']} Shapley; effect on recall and on "
                         f"false-trigger rate, {conf:.0%} paired intervals over queries"
-                        f"{'' if exact else ' and permutations'})")
+                        f"{'' if exact else ' and permutations'})",
+                  caption="recall: mean trigger rate over should-trigger queries; FTR: over "
+                          "should-not-trigger queries (each query's rate over its valid trials)")
     for col in ("#", "sentence", "Shapley Δrecall", "Shapley ΔFTR", "drop it: Δrecall", "drop it: ΔFTR"):
         table.add_column(col, overflow="fold")
     for r in ranked:
@@ -127,10 +134,18 @@ def run_attribute(job: "JobContext") -> int:
                       _fmt(r["shapley_false_trigger_rate"]), _fmt(r["loo_recall"], neg=True),
                       _fmt(r["loo_false_trigger_rate"], neg=True))
     job.out.print(table)
+    base = out["full_description_mean_trigger_rate"]
+    job.out.print(f"full description: mean trigger rate {_rate(base['should_trigger'])} over "
+                  f"should-trigger queries, {_rate(base['should_not_trigger'])} over "
+                  f"should-not-trigger queries (the rates the effects above change)")
     job.out.print(f"trials: {errors['trials']}; errors {errors['errors']}, timeouts "
                   f"{errors['timeouts']} (left out of every rate, never a 'no'; a query whose "
                   f"trials all errored for a description it needs is left out of that effect)")
     return 0
+
+
+def _rate(x: float | None) -> str:
+    return "n/a (no query measured)" if x is None else f"{x:.2f}"
 
 
 def _mean(x: np.ndarray) -> float | None:

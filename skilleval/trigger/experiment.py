@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from skilleval.config import example_note
 from skilleval.domain import Skill
-from skilleval.errors import BudgetExhausted
+from skilleval.errors import BudgetExhausted, HarnessError
 from skilleval.gates import estimates as gate_estimates
 from skilleval.trigger.metrics import TriggerSummary, summarize
 from skilleval.trigger.policies import max_runs, rates_label
@@ -120,14 +120,23 @@ def run_trigger_eval(job: "JobContext") -> int:
     summary = summarize(results, settings.confidence)
     report = TriggerEvalReport(skill, distractors, results, summary, runner, str(job.cases_path(skill)))
     job.store.writer("queries", job.experiment, job.run_id).write(query_rows(job, report))
+    # Judged before reporting, so junit.xml, summary.md and results.json say that this run's
+    # numbers are not to be used (exit 3), rather than show them as a measurement.
+    try:
+        require_trustworthy(results, job.cfg.trigger.get("max_error_rate", 1.0))
+        untrusted = None
+    except HarnessError as exc:
+        untrusted = exc
     job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
                        cost_usd=runner.cost_usd, accuracy=summary.queries["accuracy"].value,
-                       partial=partial, gate_metrics=gate_estimates(summary.queries))
+                       partial=partial, gate_metrics=gate_estimates(summary.queries, results),
+                       could_not_measure=str(untrusted) if untrusted else None)
     job.report("trigger_eval", report)
     note = example_note(skill.path)
     if note:
         job.console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
-    require_trustworthy(results, job.cfg.trigger.get("max_error_rate", 1.0))
+    if untrusted is not None:
+        raise untrusted
     return 0
 
 

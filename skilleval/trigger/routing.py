@@ -179,9 +179,8 @@ def metrics(t: RoutingTally, confidence: float) -> dict[str, Any]:
 
 
 def run_routing(job: "JobContext") -> int:
-    from rich.table import Table
-
     from skilleval.terminal import safe as escape  # rich markup *and* control characters
+    from skilleval.trigger.routing_table import fmt, print_tables
 
     from skilleval.trigger.experiment import run_self_check
     from skilleval.trigger.runner import require_trustworthy
@@ -215,55 +214,15 @@ def run_routing(job: "JobContext") -> int:
     (job.output_dir / "results.json").write_text(json.dumps(m, indent=2) + "\n", encoding="utf-8")
     job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
                        cost_usd=runner.cost_usd, accuracy=m["accuracy"]["value"], errors=m["errors"],
+                       gate_metrics={"accuracy": {**m["accuracy"], **ACCURACY_SAID, "unit": "trials"}},
                        # what the viewer's heatmap draws (the results.json figures, and each
                        # skill's description as listed)
                        routing={**m, "descriptions": {s.name: s.description for s in skills}})
-    _print_matrix(job.out, m, names)
-    per = Table(title=f"per skill (over trials; {settings.confidence * 100:g}% intervals over queries)")
-    for col in ("skill", "precision", "recall"):
-        per.add_column(col)
-    for s, v in m["per_skill"].items():
-        per.add_row(escape(s), *(_fmt(v[k]) for k in ("precision", "recall")))
-    job.out.print(per)
-    job.out.print(f"routing accuracy: {_fmt(m['accuracy'])}; errors/timeouts: {m['errors']} "
+    print_tables(m, settings.confidence, job.out)
+    job.out.print(f"routing accuracy: {fmt(m['accuracy'])}; errors/timeouts: {m['errors']} "
                   f"(not counted as none)")
     require_trustworthy(results, job.cfg.trigger.get("max_error_rate", 1.0), "routing figures")
     return 0
-
-
-def _print_matrix(out: Any, m: dict[str, Any], names: list[str]) -> None:
-    """Skill columns are headed by the skill's number: ten names as headers folded letter by
-    letter into an unreadable matrix in an 80-column terminal. Rows carry number and name when
-    that fits the terminal, else the number, with the names listed below."""
-    from rich.measure import Measurement
-    from rich.table import Table
-
-    from skilleval.terminal import safe as escape  # rich markup *and* control characters
-
-    number = {name: str(i) for i, name in enumerate(names, 1)}
-
-    def build(named: bool) -> "Table":
-        table = Table(title="routing confusion matrix (trials; rows expected, columns fired)")
-        table.add_column("expected \\ fired" if named else "", no_wrap=True)
-        for c in m["columns"]:
-            table.add_column(number.get(c) or escape(c), justify="right", no_wrap=True)
-        for e, row in m["matrix"].items():
-            label = (f"{number[e]} {escape(e)}" if named else number[e]) if e in number else escape(e)
-            table.add_row(label, *(str(row[c]) for c in m["columns"]))
-        return table
-
-    table = build(True)
-    if Measurement.get(out, out.options.update_width(1_000_000), table).maximum > out.width:
-        table = build(False)
-        table.caption = escape("  ".join(f"{number[n]}={n}" for n in names))
-        table.caption_justify = "left"
-    out.print(table)
-
-
-def _fmt(e: dict[str, Any]) -> str:
-    if e["value"] is None:
-        return "n/a (0 trials)"
-    return f"{e['value']:.2f} [{e['low']:.2f}, {e['high']:.2f}] ({e['k']}/{e['n']})"
 
 
 def _store_rows(job: "JobContext", results: Sequence["QueryResult"], cases: Sequence[RoutingCase],
@@ -300,6 +259,14 @@ def _store_rows(job: "JobContext", results: Sequence["QueryResult"], cases: Sequ
     job.store.writer("queries", job.experiment, job.run_id).write(rows)
 
 
+#: What ``accuracy`` is on a routing run, said wherever it is shown (gates, viewer, sweep table):
+#: not the trigger_eval pass rate over queries, but the share of valid trials that fired the
+#: expected skill (none, for a "none should fire" case), its interval over queries.
+ACCURACY_SAID = {"label": "routing accuracy",
+                 "means": "share of valid trials that fired the expected skill, or none for a "
+                          "none case; interval over queries"}
+
+run_routing.gate_metrics = ("accuracy",)  # type: ignore[attr-defined]
 run_routing.reports = ()  # its own results and summary (reporting.applies)  # type: ignore[attr-defined]
 
 

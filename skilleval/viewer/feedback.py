@@ -3,16 +3,23 @@
 ``{"reviews": [{"run_id", "feedback", "timestamp"}], "status": "in_progress" | "complete"}``
 where ``run_id`` is the run folder relative to the workspace with ``/`` replaced by ``-``.
 Auto-saves keep only non-empty feedback with ``status: in_progress``; "submit" lists every run
-(``""`` meaning it looked fine) with ``status: complete``. Writes are atomic (temp + rename)
-and serialised, so a reload always reads a whole file.
+(``""`` meaning it looked fine) with ``status: complete``. Writes are atomic (a temp file of
+their own, fsync, rename) and serialised across threads and processes (two `skilleval view`
+on one workspace), so a reload always reads a whole file and no save undoes another's. A
+``feedback.json`` that exists but cannot be read is never overwritten: the save is refused
+and says why (it may hold a person's hand-edited reviews).
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import fcntl
 import json
+import os
+import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 MAX_FEEDBACK = 20_000  # characters kept per review
 _lock = threading.Lock()
@@ -22,13 +29,29 @@ def review_id(workspace: Path, run_dir: Path) -> str:
     return run_dir.relative_to(workspace).as_posix().replace("/", "-").replace("\\", "-")
 
 
+class Unreadable(ValueError):
+    """feedback.json exists but is not JSON with a ``reviews`` list: left as it is."""
+
+
 def read(workspace: Path) -> dict[str, Any]:
+    """For showing: an unreadable file reads as no feedback (`read_for_update` refuses it)."""
     try:
-        data = json.loads((workspace / "feedback.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_for_update(workspace)
+    except Unreadable:
         return {"reviews": [], "status": None}
+
+
+def read_for_update(workspace: Path) -> dict[str, Any]:
+    path = workspace / "feedback.json"
+    if not path.exists():
+        return {"reviews": [], "status": None}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise Unreadable(f"{path} is not readable JSON ({exc}); not overwritten: fix or move it") from None
     if not isinstance(data, dict) or not isinstance(data.get("reviews"), list):
-        return {"reviews": [], "status": None}
+        raise Unreadable(f"{path} has no 'reviews' list (skill-creator's feedback.json format); "
+                         "not overwritten: fix or move it")
     return data
 
 
@@ -38,22 +61,41 @@ def by_run(workspace: Path) -> dict[str, str]:
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + \
-        f"{dt.datetime.now(dt.timezone.utc).microsecond // 1000:03d}Z"
+    t = dt.datetime.now(dt.timezone.utc)  # one reading: seconds and milliseconds of one instant
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+@contextlib.contextmanager
+def _locked(workspace: Path) -> Iterator[None]:
+    """This process's threads (a lock) and other processes (flock on a lock file beside it)."""
+    with _lock, open(workspace / ".feedback.json.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _write(workspace: Path, data: dict[str, Any]) -> None:
     path = workspace / "feedback.json"
-    tmp = path.with_name(".feedback.json.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    fd, tmp = tempfile.mkstemp(dir=workspace, prefix=".feedback.json.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def save(workspace: Path, run: str, text: str) -> dict[str, Any]:
     """Auto-save one run's feedback (empty text removes it)."""
     text = text[:MAX_FEEDBACK]
-    with _lock:
-        data = read(workspace)
+    with _locked(workspace):
+        data = read_for_update(workspace)
         reviews = [r for r in data["reviews"] if isinstance(r, dict) and r.get("run_id") != run]
         if text.strip():
             reviews.append({"run_id": run, "feedback": text, "timestamp": _now()})
@@ -64,8 +106,9 @@ def save(workspace: Path, run: str, text: str) -> dict[str, Any]:
 
 def submit(workspace: Path, runs: Iterable[str]) -> dict[str, Any]:
     """The final submit: every run listed, status complete."""
-    with _lock:
-        have = by_run(workspace)
+    with _locked(workspace):
+        have = {str(r.get("run_id")): str(r.get("feedback") or "")
+                for r in read_for_update(workspace)["reviews"] if isinstance(r, dict)}
         stamp = _now()
         out = {"reviews": [{"run_id": r, "feedback": have.get(r, ""), "timestamp": stamp} for r in runs],
                "status": "complete"}

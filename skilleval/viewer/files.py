@@ -21,6 +21,7 @@ from typing import Any, Iterable
 TEXT_MAX = 200_000          # characters of a text file shown inline
 TABLE_ROWS = 500            # rows of a CSV/TSV/XLSX table shown inline
 TABLE_COLS = 60
+MAX_SHEETS = 10             # sheets of a workbook shown inline
 INLINE_BINARY_MAX = 2_000_000  # bytes of an image embedded in a static report
 HIDDEN = {"transcript.md", "metrics.json", "user_notes.md"}  # skill-creator hides these too
 
@@ -29,6 +30,12 @@ CODE = {".py", ".js", ".ts", ".tsx", ".jsx", ".sh", ".rb", ".go", ".rs", ".java"
 TEXT = {".txt", ".md", ".log", ".rst", ""}
 IMAGES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
           ".webp": "image/webp"}  # no SVG: it is a document that can carry script
+
+
+def shown_name(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 (kept by Python as lone surrogates,
+    which no JSON encoder or page can carry) shown as ``\\xff`` escapes."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 class Refused(ValueError):
@@ -88,7 +95,7 @@ def describe(path: Path, rel: str, *, url: str | None, inline_binary: bool) -> d
     downloaded (live server); in a static report binaries are embedded up to a cap."""
     ext = path.suffix.lower()
     size = path.stat().st_size
-    d: dict[str, Any] = {"name": rel, "size": size, "url": url, "kind": "binary"}
+    d: dict[str, Any] = {"name": shown_name(rel), "size": size, "url": url, "kind": "binary"}
     try:
         if ext in IMAGES:
             d.update(kind="image", mime=IMAGES[ext])
@@ -122,16 +129,19 @@ def describe(path: Path, rel: str, *, url: str | None, inline_binary: bool) -> d
 
 
 def _table(text: str, delim: str) -> dict[str, Any]:
-    rows = []
+    rows, more, wide = [], False, 0
     try:
         for i, row in enumerate(csv.reader(io.StringIO(text), delimiter=delim)):
             if i >= TABLE_ROWS:
+                more = True
                 break
+            wide = max(wide, len(row))
             rows.append(row[:TABLE_COLS])
     except csv.Error as exc:
         return {"kind": "text", "text": text, "note": f"not a valid table: {exc}"}
-    more = text.count("\n") + 1 > TABLE_ROWS
-    return {"kind": "table", "rows": rows, "text": text, "more_rows": more}
+    # what the inline table leaves out is said on the page (download for the rest)
+    return {"kind": "table", "rows": rows, "text": text, "more_rows": more,
+            "more_cols": max(0, wide - TABLE_COLS)}
 
 
 def _xlsx(path: Path) -> dict[str, Any]:
@@ -144,15 +154,19 @@ def _xlsx(path: Path) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - a broken workbook is shown as such
         return {"kind": "error", "text": f"cannot read workbook: {type(exc).__name__}: {exc}"}
     sheets = []
-    for ws in wb.worksheets[:10]:
-        rows = []
+    for ws in wb.worksheets[:MAX_SHEETS]:
+        rows, more, wide = [], False, 0
         for i, row in enumerate(ws.iter_rows(values_only=True)):
             if i >= TABLE_ROWS:
+                more = True
                 break
+            wide = max(wide, len(row))
             rows.append(["" if v is None else str(v) for v in row[:TABLE_COLS]])
-        sheets.append({"name": ws.title, "rows": rows})
+        sheets.append({"name": ws.title, "rows": rows, "more_rows": more,
+                       "more_cols": max(0, wide - TABLE_COLS)})
+    more_sheets = max(0, len(wb.worksheets) - MAX_SHEETS)
     wb.close()
-    return {"kind": "sheets", "sheets": sheets}
+    return {"kind": "sheets", "sheets": sheets, "more_sheets": more_sheets}
 
 
 def _pdf(path: Path, inline: bool) -> dict[str, Any]:

@@ -66,7 +66,9 @@ UrlFor = Callable[[Path], "str | None"]
 def file_url(run_id: str, root: Path) -> UrlFor:
     def url(path: Path) -> str | None:
         rel = path.relative_to(root).as_posix()
-        return f"/api/file?run={urllib.parse.quote(run_id)}&path={urllib.parse.quote(rel)}"
+        # a non-UTF-8 name travels as its own bytes (the server reads it back the same way)
+        return (f"/api/file?run={urllib.parse.quote(run_id)}"
+                f"&path={urllib.parse.quote(rel, errors='surrogateescape')}")
     return url
 
 

@@ -116,6 +116,7 @@ class Queries:
             experiments = [r["experiment"] for r in rows(
                 con, "SELECT DISTINCT experiment FROM runs ORDER BY 1")]
             self._add_headlines(con, page)
+            self._liveness(page)
         finally:
             con.close()
         return {"rows": page, "total": int(total), "offset": offset, "limit": limit,
@@ -142,6 +143,11 @@ class Queries:
             r["errors"] = t.get("errors", 0)
             r["last_trial"] = t.get("last")
             r["headline"] = _headline(r["experiment"], summary, acc.get(r["run_id"]))
+            if "executions_run" in summary:  # a functional run: its executions, errors never hidden
+                errs = summary.get("execution_errors") or {}
+                r["executions"] = int(summary.get("executions_run") or 0) + int(summary.get("executions_cached") or 0)
+                r["execution_errors"] = sum(int(e.get("error") or 0) + int(e.get("timeout") or 0)
+                                            for e in errs.values() if isinstance(e, dict))
 
     def run(self, run_id: str) -> dict[str, Any] | None:
         if "runs" not in self.tables():
@@ -152,6 +158,7 @@ class Queries:
             if not found:
                 return None
             r = found[0]
+            self._liveness([r])
             r["summary"] = _loads(r.pop("summary_json"))
             r.pop("config_yaml", None)
             r["tables"] = [t for t in ("trials", "queries", "candidates", "executions", "grades",
@@ -160,6 +167,21 @@ class Queries:
             return r
         finally:
             con.close()
+
+    def _liveness(self, page: list[dict[str, Any]]) -> None:
+        """A run still 'running' whose liveness lease nobody holds was killed: 'stale', the
+        store's own rule (`skilleval sql`'s runs view). ``alive`` is None where leases do
+        not exist (a remote store), and the page falls back to how long it has been quiet."""
+        from skilleval.store.liveness import alive_runs
+
+        local = isinstance(self.store.root, Path)
+        live = set(alive_runs(self.store.root)) if local and any(r["status"] == "running" for r in page) else set()
+        for r in page:
+            if r["status"] != "running":
+                continue
+            r["alive"] = (r["run_id"] in live) if local else None
+            if local and not r["alive"]:
+                r["status"] = "stale"
 
     def latest_run(self) -> str | None:
         if "runs" not in self.tables():
@@ -249,19 +271,23 @@ def _loads(text: str | None) -> dict[str, Any]:
 
 def _headline(experiment: str, summary: dict[str, Any], acc: dict[str, Any] | None) -> dict[str, Any]:
     """The one figure a run is known by, with its interval when there is one."""
-    routing = summary.get("routing")
-    if isinstance(routing, dict) and isinstance(routing.get("accuracy"), dict):
-        # the run's own routing accuracy (trials, interval over queries), not the pass rate
-        # of its per-query rows, which is another number under the same word
-        a = routing["accuracy"]
-        return {"label": "routing accuracy", "value": a.get("value"), "low": a.get("low"),
-                "high": a.get("high"), "k": a.get("k"), "n": a.get("n")}
+    gm = summary.get("gate_metrics")
+    a = gm.get("accuracy") if isinstance(gm, dict) else None
+    if isinstance(a, dict) and a.get("label"):
+        # an experiment whose published accuracy is not the pass rate of its per-query rows
+        # labels it (see skilleval.gates): the run's own figure, under its own name and level
+        routing = summary.get("routing") if isinstance(summary.get("routing"), dict) else {}
+        return {"label": str(a["label"]), "value": a.get("value"),
+                "low": a.get("low"), "high": a.get("high"), "k": a.get("k"), "n": a.get("n"),
+                "level": a.get("confidence") or routing.get("confidence") or 0.95}
     if acc and acc["n"]:
-        return {"label": "accuracy", **acc}
+        return {"label": "accuracy", **acc, "level": 0.95}
     delta = (summary.get("delta") or {}).get("pass_rate") if isinstance(summary.get("delta"), dict) else None
     if delta:
+        # the run's own interval, at the run's level (functional.confidence), said with it
         return {"label": "Δ pass rate", "value": delta.get("delta"), "low": delta.get("low"),
-                "high": delta.get("high"), "p_value": delta.get("p_value")}
+                "high": delta.get("high"), "p_value": delta.get("p_value"),
+                "level": summary["delta"].get("confidence") or 0.95}
     if summary.get("best_test"):
         return {"label": "test (original → best)",
                 "text": f"{summary.get('original_test')} → {summary.get('best_test')}"}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import math
 from functools import lru_cache
 from pathlib import Path
@@ -49,12 +50,18 @@ def _clean(value: Any) -> Any:
     return value
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def to_json(data: Any) -> str:
-    """Strict JSON (no NaN); the recursive clean-up runs only when a non-finite float is there."""
+    """Strict JSON (no NaN); the recursive clean-up runs only when a non-finite float is there.
+    A lone surrogate (a non-UTF-8 byte of a file or folder name) cannot be encoded to the
+    page: shown as U+FFFD instead of failing the whole answer."""
     try:
-        return json.dumps(data, ensure_ascii=False, default=str, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(data, ensure_ascii=False, default=str, separators=(",", ":"), allow_nan=False)
     except ValueError:
-        return json.dumps(_clean(data), ensure_ascii=False, default=str, separators=(",", ":"))
+        text = json.dumps(_clean(data), ensure_ascii=False, default=str, separators=(",", ":"))
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def script_json(data: Any) -> Markup:

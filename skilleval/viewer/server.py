@@ -11,6 +11,8 @@ attachments with a sandbox CSP, so a hostile HTML or SVG output cannot run in ou
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 import threading
 import urllib.parse
@@ -52,6 +54,22 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
+    def _send_file(self, path: Any) -> None:
+        """A recorded file, streamed: a model's output can be larger than the viewer's memory."""
+        name = urllib.parse.quote(path.name, errors="surrogateescape")
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            self.send_response(200)
+            for k, v in (("Content-Type", guess_mime(path)), ("Content-Length", str(size)),
+                         ("Content-Security-Policy", "sandbox; default-src 'none'"),
+                         ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
+                         ("X-Frame-Options", "DENY"), ("Cache-Control", "no-store"),
+                         ("Content-Disposition", f"attachment; filename*=UTF-8''{name}")):
+                self.send_header(k, v)
+            self.end_headers()
+            if self.command != "HEAD":
+                shutil.copyfileobj(fh, self.wfile, 1 << 20)
+
     def _json(self, code: int, data: Any) -> None:
         self._send(code, to_json(data).encode("utf-8"),
                    "application/json; charset=utf-8")
@@ -66,7 +84,8 @@ class Handler(BaseHTTPRequestHandler):
         if not self._host_ok():
             return self._json(403, {"error": "bad Host header"})
         url = urllib.parse.urlsplit(self.path)
-        params = dict(urllib.parse.parse_qsl(url.query))
+        # surrogateescape: a file name's bytes that are not UTF-8 come back as they were sent
+        params = dict(urllib.parse.parse_qsl(url.query, errors="surrogateescape"))
         try:
             if url.path in ("/", "/index.html"):
                 return self._send(200, live_page().encode("utf-8"), "text/html; charset=utf-8")
@@ -78,10 +97,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self._send(200, (STATIC / name).read_bytes(), ctype + "; charset=utf-8")
             if url.path == "/api/file":
                 path = self.server.api.file(params.get("run", ""), params.get("path", ""))
-                name = urllib.parse.quote(path.name)
-                return self._send(200, path.read_bytes(), guess_mime(path), {
-                    "Content-Disposition": f"attachment; filename*=UTF-8''{name}",
-                    "Content-Security-Policy": "sandbox; default-src 'none'"})
+                return self._send_file(path)
             if url.path.startswith("/api/"):
                 return self._json(200, self.server.api.get(url.path, params))
             return self._json(404, {"error": "not found"})
@@ -125,6 +141,8 @@ class Handler(BaseHTTPRequestHandler):
                 feedback.submit(ws, sorted(ids))
                 return self._json(200, {"ok": True})
             return self._json(404, {"error": "not found"})
+        except feedback.Unreadable as exc:  # a person's file: refused, never overwritten
+            return self._json(409, {"error": str(exc)})
         except (ValueError, OSError) as exc:
             return self._json(400, {"error": f"{type(exc).__name__}: {exc}"})
 

@@ -32,7 +32,23 @@ def _has_column(q: Queries, table: str, column: str) -> bool:
     return column in cols
 
 
-def trigger_page(q: Queries, run_id: str, confidence: float = 0.95) -> dict[str, Any]:
+def run_confidence(q: Queries, run_id: str) -> float:
+    """The interval level the run itself printed (``trigger.confidence``): the page's
+    intervals must be the console's, results.json's and junit.xml's, not 95 % regardless."""
+    import yaml
+
+    got = q.runs_sql("SELECT config_yaml FROM runs WHERE run_id = ?", [run_id]) if "runs" in q.tables() else []
+    try:
+        cfg = yaml.safe_load(got[0]["config_yaml"] or "") if got else None
+        level = float(((cfg or {}).get("trigger") or {}).get("confidence", 0.95))
+    except (yaml.YAMLError, TypeError, ValueError, AttributeError):
+        return 0.95
+    return level if 0 < level < 1 else 0.95
+
+
+def trigger_page(q: Queries, run_id: str, confidence: float | None = None) -> dict[str, Any]:
+    if confidence is None:
+        confidence = run_confidence(q, run_id)
     stored = q.table_rows("queries", run_id, order="case_id") if "queries" in q.tables() else []
     live = not stored
     if live:
@@ -67,7 +83,7 @@ def trigger_page(q: Queries, run_id: str, confidence: float = 0.95) -> dict[str,
                                   and (r.get("runs") or 0) < r["planned_runs"]),
         })
     return {"live": live, "queries": out_rows, "metrics": _metrics(out_rows, confidence),
-            "listing": listing(q, run_id)}
+            "listing": listing(q, run_id), "confidence": confidence}
 
 
 def _metrics(rows: list[dict[str, Any]], confidence: float) -> dict[str, Any]:

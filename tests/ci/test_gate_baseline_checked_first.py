@@ -30,4 +30,4 @@ def test_unknown_baseline_is_refused_before_any_call(skilleval_cli, tmp_path: Pa
 def test_latest_baseline_on_an_empty_store_still_runs(skilleval_cli) -> None:  # noqa: ANN001
     """`latest` on a first run has nothing to compare with: the run goes ahead and says so."""
     r = skilleval_cli.run(*RUN, "gate.baseline=latest", check=0)
-    assert "regression gate not checked" in r.stdout + r.stderr
+    assert "gate not checked: change vs baseline" in r.stdout + r.stderr

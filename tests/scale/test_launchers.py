@@ -44,3 +44,14 @@ def test_submitit_local_sweep_runs_its_jobs_into_one_store_and_reports_their_cod
     assert proc.returncode == 2, proc.stderr
     runs = _runs(skilleval_cli)
     assert [(r["job_num"], r["status"]) for r in runs] == [(0, "done")]
+
+
+def test_a_sweep_wide_error_in_worker_processes_is_printed_once_by_the_cli(skilleval_cli):
+    """Jobs in joblib workers hand their error line to the CLI (a worker's stderr may be a log
+    file elsewhere); the same line from every job is printed once, with the count."""
+    proc = skilleval_cli.run(*SWEEP, "trigger.runs=0", "trigger.threshold=0.3,0.5,0.7",
+                             timeout=240)
+    assert proc.returncode == 2, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("skilleval:")]
+    assert lines == ["skilleval: error: trigger.runs must be >= 1, got 0",
+                     "skilleval: the error above occurred in all 3 jobs (printed once)"], proc.stderr

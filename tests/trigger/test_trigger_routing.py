@@ -81,24 +81,3 @@ def test_a_skill_named_like_a_matrix_column_is_bad_input(skilleval_cli, tmp_path
     r = skilleval_cli.run("+experiment=routing", f"skills=[{SKILLS[0]},{none}]", f"cases={cases}", check=2)
     assert "'none'" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not list(skilleval_cli.outputs.rglob("results.json"))
-
-
-def test_confusion_matrix_reads_in_80_columns(skilleval_cli) -> None:  # noqa: ANN001
-    """README's routing line, in an 80-column terminal: ten skill names as column headers were
-    folded letter by letter. Columns are numbered; rows carry the names when they fit, else the
-    names are listed under the matrix, every one whole."""
-    import re
-
-    r = skilleval_cli.run("+experiment=routing", "skills=bundled", "trigger.runs=1",
-                          f"cases={REPO / 'experiments' / 'routing' / 'cases.json'}", env={"COLUMNS": "80"}, check=0)
-    matrix = r.stdout.split("per skill")[0]
-    assert "…" not in matrix, matrix
-    assert max(len(line) for line in matrix.splitlines()) <= 80, matrix
-    header = next(line for line in matrix.splitlines() if "┃ 1 ┃" in line)
-    assert re.search(r"┃ 10 ┃ none ┃ other ┃ error ┃", header), header
-    legend = " ".join(matrix.split())
-    for name in ["changelog-writer", "csv-tidy", "release-notes-slides", "recipe-scaler"]:
-        assert name in legend, (name, matrix)
-    r = skilleval_cli.run("+experiment=routing", "skills=bundled", "trigger.runs=1",
-                          f"cases={REPO / 'experiments' / 'routing' / 'cases.json'}", env={"COLUMNS": "200"}, check=0)
-    assert "│ 2 csv-tidy " in r.stdout, r.stdout

@@ -49,9 +49,9 @@ def test_exact_shapley_equals_the_average_over_every_ordering(n: int) -> None:
 
 
 def test_attribute_figures_match_a_brute_force_from_the_trial_rows(skilleval_cli) -> None:  # noqa: ANN001
-    skilleval_cli.run("+experiment=attribute", f"skill={SKILL}", f"cases={CASES}", "progress=false",
-                      "trigger.runs=2", "backend.error_rate=0.2", "backend.max_retries=0",
-                      "trigger.max_error_rate=1", check=0)
+    out = skilleval_cli.run("+experiment=attribute", f"skill={SKILL}", f"cases={CASES}",
+                            "progress=false", "trigger.runs=2", "backend.error_rate=0.2",
+                            "backend.max_retries=0", "trigger.max_error_rate=1", check=0)
     [path] = list(skilleval_cli.outputs.rglob("results.json"))
     res = json.loads(path.read_text())
     sentences = res["sentences"]
@@ -93,7 +93,15 @@ def test_attribute_figures_match_a_brute_force_from_the_trial_rows(skilleval_cli
     both = positive & ~np.isnan(shap).any(axis=0)
     total = sum(float(np.mean(shap[i][both])) for i in range(n))
     assert total == pytest.approx(float(np.mean((table[full] - table[empty])[both])))
-    assert res["recall_full"] == pytest.approx(np.nanmean(table[full][positive]))
+    # the full description's rates are mean per-query trigger rates (named so: "recall_full"
+    # held the first of them and read as a recall of verdicts)
+    assert "recall_full" not in res and "ftr_full" not in res
+    base = res["full_description_mean_trigger_rate"]
+    assert base["should_trigger"] == pytest.approx(np.nanmean(table[full][positive]))
+    assert base["should_not_trigger"] == pytest.approx(np.nanmean(table[full][~positive]))
+    assert (f"full description: mean trigger rate {base['should_trigger']:.2f} over should-trigger "
+            f"queries, {base['should_not_trigger']:.2f} over should-not-trigger queries") in out.stdout
+    assert "recall: mean trigger rate over should-trigger queries" in " ".join(out.stdout.split())
 
 
 def test_sampled_shapley_interval_covers_the_exact_value_when_queries_agree() -> None:

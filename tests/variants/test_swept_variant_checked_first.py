@@ -11,8 +11,10 @@ def test_a_swept_variant_typo_stops_the_sweep_before_any_call(skilleval_cli, tmp
                         'requests. Use when asked what changed since a tag."\n')
     r = skilleval_cli.run("-m", "+experiment=trigger_eval", f"variants={variants}",
                           "variant=strong,stronk", "progress=false", "trigger.runs=1", check=2)
-    lines = {ln for ln in r.stderr.splitlines() if ln.strip()}
-    assert len(lines) == 1 and "variant=stronk" in lines.pop()  # each job says the same line
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    # each job fails with the same line: printed once, then counted
+    assert len(lines) == 2 and "variant=stronk" in lines[0], lines
+    assert lines[1] == "skilleval: the error above occurred in both jobs (printed once)"
     assert not (skilleval_cli.store / "trials").exists()  # nothing ran, nothing was paid
 
 

@@ -103,6 +103,18 @@ SE.table = function (head, cls) {
   return t;
 };
 SE.badge = (text, kind) => SE.h("span", { class: "badge " + (kind || String(text).replace(/[^a-z_]/gi, "")) }, text);
+/* A run that did not finish (budget stop, Ctrl-C, killed, crashed): its numbers cover only
+ * what ran, and the page says so above them, as the console and summary.md do. */
+SE.PARTIAL = { budget_stopped: "stopped by the budget", interrupted: "interrupted", stale: "killed (no final status)",
+  failed: "failed before it finished", harness_error: "stopped by a measurement error" };
+SE.partialNote = function (run, extra) {
+  const cnm = (run.summary || {}).could_not_measure;
+  if (cnm) return SE.h("p", { class: "errors partial" }, `Could not measure (exit 3): ${cnm}. The numbers below are not a measurement of the skill.`);
+  const why = SE.PARTIAL[run.status] || ((run.summary || {}).partial ? "stopped by the budget" : "");
+  if (!why) return "";
+  return SE.h("p", { class: "errors partial" }, `Partial: this run was ${why}; the numbers below cover only what ran` +
+    (extra ? `, ${extra}` : "") + ", not the whole eval set.");
+};
 SE.error = (where, e) => SE.h("p", { class: "error" }, `${where}: ${e && e.message ? e.message : e}`);
 
 /* charts: Chart.js, vendored (static/vendor), animations off so pages settle at once */

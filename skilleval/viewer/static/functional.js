@@ -28,11 +28,12 @@
     return out;
   }
 
-  function tableOf(rows, more) {
+  function tableOf(rows, more, moreCols) {
     if (!rows.length) return h("p", { class: "muted" }, "(empty table)");
     const t = SE.table(rows[0], "grid data");
     for (const r of rows.slice(1)) t.tbody.append(h("tr", {}, r.map((c) => h("td", { dir: "auto" }, c))));
-    return h("div", { class: "scroll" }, t, more ? h("p", { class: "muted" }, "(first rows only)") : "");
+    const cut = [more ? `the first ${rows.length} rows only` : "", moreCols ? `${moreCols} more column(s) not shown` : ""].filter(Boolean);
+    return h("div", { class: "scroll" }, t, cut.length ? h("p", { class: "muted truncated" }, `(${cut.join("; ")}: download the file for all of it)`) : "");
   }
 
   function download(f) {
@@ -42,8 +43,9 @@
 
   SE.file = function (f) {
     let view;
-    if (f.kind === "table") view = tableOf(f.rows, f.more_rows);
-    else if (f.kind === "sheets") view = h("div", {}, f.sheets.map((s) => h("div", {}, h("div", { class: "muted" }, "sheet: ", s.name), tableOf(s.rows, false))));
+    if (f.kind === "table") view = tableOf(f.rows, f.more_rows, f.more_cols);
+    else if (f.kind === "sheets") view = h("div", {}, f.sheets.map((s) => h("div", {}, h("div", { class: "muted" }, "sheet: ", s.name), tableOf(s.rows, s.more_rows, s.more_cols))),
+      f.more_sheets ? h("p", { class: "muted truncated" }, `(${f.more_sheets} more sheet(s) not shown: download the file)`) : "");
     else if (f.kind === "markdown") view = markdown(f.text);
     else if (f.kind === "image") view = (f.data_uri || f.url) ? h("img", { src: f.data_uri || f.url, alt: f.name, class: "output" }) : h("p", { class: "muted" }, "(image too large to embed)");
     else if (f.kind === "pdf") view = f.preview_uri ? h("img", { src: f.preview_uri, alt: "first page of " + f.name, class: "output" }) : h("p", { class: "muted" }, f.note || "PDF");
@@ -72,18 +74,40 @@
     box.setAttribute("data-review", r.review_id);
     if (SE.static) { box.readOnly = true; return h("div", { class: "feedback" }, box); }
     let timer = null;
-    const save = async () => {
+    /* Saves of one box go one after the other: two in flight could reach the server's threads
+     * in either order, and the older text would be the one kept. */
+    let chain = Promise.resolve();
+    const save = () => {
       timer = null;
-      try {
-        await SE.post("/api/feedback", { run: run.run_id, review_id: r.review_id, feedback: box.value });
-        r.feedback = box.value;
-        status.textContent = "saved";
-      } catch (e) { status.textContent = "not saved: " + e.message; status.className = "errors"; }
+      const text = box.value;
+      chain = chain.then(async () => {
+        try {
+          await SE.post("/api/feedback", { run: run.run_id, review_id: r.review_id, feedback: text });
+          r.feedback = text;
+          if (box.value === text) { status.textContent = "saved"; status.className = "muted"; }
+        } catch (e) { status.textContent = "not saved: " + e.message; status.className = "errors"; }
+      });
+      return chain;
     };
-    box.addEventListener("input", () => { status.textContent = "saving…"; if (timer) clearTimeout(timer); timer = setTimeout(save, 300); });
+    const flush = () => { if (timer) { clearTimeout(timer); return save(); } return chain; };
+    pending.add(flush);
+    /* A reload or a closed tab right after typing: the debounced save would never run. */
+    const onHide = () => {
+      if (!timer) return;
+      clearTimeout(timer); timer = null;
+      fetch("/api/feedback", { method: "POST", keepalive: true, headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ run: run.run_id, review_id: r.review_id, feedback: box.value }) });
+    };
+    window.addEventListener("pagehide", onHide);
+    const old = SE.cleanup;
+    SE.cleanup = () => { window.removeEventListener("pagehide", onHide); flush(); pending.delete(flush); if (old) old(); };
+    box.addEventListener("input", () => { status.textContent = "saving…"; status.className = "muted"; if (timer) clearTimeout(timer); timer = setTimeout(save, 300); });
     box.addEventListener("blur", () => { if (timer) { clearTimeout(timer); save(); } });
     return h("div", { class: "feedback" }, box, status);
   }
+  /* every feedback box's flush: "Submit all reviews" waits for them, or it could list a text
+   * typed a moment before without it (and a save landing after it reopened the file) */
+  const pending = new Set();
 
   function runBlock(run, r, first) {
     const t = r.timing || {};
@@ -152,23 +176,50 @@
       const submit = h("button", { type: "button" }, "Submit all reviews (status: complete)");
       const st = h("span", { class: "muted" });
       submit.addEventListener("click", async () => {
-        try { await SE.post("/api/feedback/submit", { run: run.run_id }); st.textContent = " submitted"; } catch (e) { st.textContent = " " + e.message; }
+        try {
+          await Promise.all([...pending].map((f) => f()));
+          await SE.post("/api/feedback/submit", { run: run.run_id }); st.textContent = " submitted";
+        } catch (e) { st.textContent = " " + e.message; }
       });
       body.append(h("p", {}, submit, st));
     }
   };
 
+  /* per eval and arm, the mean of its runs' pass rates (a file without per_eval: skill-creator's) */
+  function perEvalOf(runs, arms, ds) {
+    const by = new Map();
+    for (const r of runs) {
+      const ev = String(r.eval_name ?? r.eval_id), rate = (r.result || {}).pass_rate;
+      if (!by.has(ev)) by.set(ev, {});
+      const c = (by.get(ev)[r.configuration] ||= { vals: [] });
+      if (rate !== null && rate !== undefined) c.vals.push(rate);
+    }
+    return [...by].map(([ev, cs]) => {
+      const row = { eval_name: ev };
+      for (const a of arms) {
+        const v = (cs[a] || { vals: [] }).vals;
+        row[a] = v.length ? { pass_rate: { mean: v.reduce((x, y) => x + y, 0) / v.length }, valid: v.length, errors: 0 } : undefined;
+      }
+      const p = row[ds.primary], q = row[ds.baseline];
+      row.delta_pass_rate = p && q ? p.pass_rate.mean - q.pass_rate.mean : null;
+      return row;
+    });
+  }
+
   SE.pages.benchmark = async function (body, run) {
     const d = await SE.api(`/api/run/${encodeURIComponent(run.run_id)}/functional`);
     const b = d.benchmark;
     if (!b) { body.append(h("p", { class: "muted" }, "no benchmark.json yet (written when the run ends)"), executions(d.executions)); return; }
-    const ds = b.delta_stats || {};
     const arms = Object.keys(b.run_summary || {}).filter((k) => k !== "delta");
+    /* skill-creator's benchmark.json (imported) has no delta_stats: its first two configs
+     * are the pair, as in its own viewer, and its delta is the string it wrote (no interval) */
+    const theirs = !b.delta_stats;
+    const ds = b.delta_stats || { primary: arms[0], baseline: arms[1] };
     const ms = (s, d2) => (s ? `${SE.num(s.mean, d2)} ± ${SE.num(s.stddev, d2)}` : "n/a");
     /* The delta and its interval are about means that weigh every paired eval the same (what
      * the console and benchmark.md show); run_summary pools all valid runs, which differs when
      * errors leave evals with unequal runs. So the cell shows the former, the pool beside it. */
-    const role = (a) => (a === ds.primary ? "primary" : a === ds.baseline ? "baseline" : null);
+    const role = (a) => (theirs ? null : a === ds.primary ? "primary" : a === ds.baseline ? "baseline" : null);
     const cell = (a, m, d2) => {
       const x = ds[m] || {}, r = role(a), mean = r ? x[`${r}_mean`] : undefined;
       const pooled = h("span", { class: "muted" }, (r ? " · pooled " : "pooled ") + ms(b.run_summary[a][m], d2));
@@ -178,8 +229,36 @@
     for (const [m, label, dig] of [["pass_rate", "pass rate", 2], ["time_seconds", "time (s)", 1], ["tokens", "tokens", 0]]) {
       const x = ds[m] || {};
       t.tbody.append(h("tr", {}, h("th", {}, label), arms.map((a) => cell(a, m, dig)),
-        h("td", { class: "num" }, x.delta === null || x.delta === undefined ? "n/a" : `${x.delta >= 0 ? "+" : ""}${SE.num(x.delta, dig)} [${SE.num(x.low, dig)}, ${SE.num(x.high, dig)}]`),
+        h("td", { class: "num" }, theirs ? `${((b.run_summary || {}).delta || {})[m] ?? "n/a"} (pooled, from the file; no interval)`
+          : x.delta === null || x.delta === undefined ? "n/a" : `${x.delta >= 0 ? "+" : ""}${SE.num(x.delta, dig)} [${SE.num(x.low, dig)}, ${SE.num(x.high, dig)}]`),
         h("td", { class: "num" }, SE.pval(x.p_value))));
+    }
+    /* what is in no number above, said beside them (as on the console and in summary.md) */
+    const ee = b.execution_errors || {};
+    if (Object.keys(ee).length) {
+      t.tbody.append(h("tr", {}, h("th", {}, "valid executions"), arms.map((a) => h("td", { class: "num" }, String((ee[a] || {}).valid ?? "n/a"))), h("td"), h("td")),
+        h("tr", {}, h("th", {}, "errored / timed out (in no number)"), arms.map((a) => {
+          const e = ee[a] || {}, n = (e.error || 0) + (e.timeout || 0);
+          return h("td", { class: "num" + (n ? " errors" : "") }, `${e.error || 0} / ${e.timeout || 0}`);
+        }), h("td"), h("td")));
+    }
+    const je = (b.judge || {}).judge_errors;
+    if (je) t.tbody.append(h("tr", {}, h("th", {}, "judge errors (not graded)"), h("td", { class: "num errors", colspan: String(arms.length) }, String(je)), h("td"), h("td")));
+    /* per eval: an arm with too few valid executions is "insufficient" (left out of the delta),
+     * never a mean that reads as measured */
+    const armCell = (c) => {
+      if (!c) return h("td", { class: "muted" }, "—");
+      const err = c.errors ? ` (${c.errors} errored)` : "";
+      if (c.insufficient) return h("td", { class: "num errors" }, `insufficient: ${c.valid || 0} valid${err}`);
+      const m = (c.pass_rate || {}).mean;
+      return h("td", { class: "num" + (c.errors ? " errors" : "") }, (m === null || m === undefined ? "n/a" : SE.pct(m)) + err);
+    };
+    const pv = SE.table(["eval", ...arms, `Δ ${ds.primary || ""} − ${ds.baseline || ""}`], "grid small");
+    const perEval = b.per_eval || perEvalOf(b.runs || [], arms, ds);
+    for (const e of perEval) {
+      const dd = e.delta_pass_rate;
+      pv.tbody.append(h("tr", {}, h("td", { dir: "auto" }, e.eval_name), arms.map((a) => armCell(e[a])),
+        h("td", { class: "num" }, dd === null || dd === undefined ? "n/a" : `${dd >= 0 ? "+" : ""}${SE.num(dd, 2)}`)));
     }
     const perExp = new Map();
     for (const r of b.runs || []) for (const e of r.expectations || []) {
@@ -198,11 +277,13 @@
     }
     const box = h("div", { class: "chart" }), canvas = h("canvas");
     box.append(canvas);
-    const evals = (b.per_eval || []).map((e) => e.eval_name);
-    body.append(h("p", { class: "muted" }, ds.method || ""), t, h("h2", {}, "Pass rate per eval (mean of runs)"), box,
+    const evals = perEval.map((e) => e.eval_name);
+    body.append(SE.partialNote(run, b.partial ? `${b.partial.executions_not_run} of ${b.partial.executions_planned} executions not run` : ""),
+      h("p", { class: "muted" }, ds.method || ""), t, h("h2", {}, "Pass rate per eval (mean of runs)"), pv,
+      h("p", { class: "muted" }, "the chart leaves out an arm that is insufficient for an eval"), box,
       h("h2", {}, "Per expectation, passes per arm"), pe,
       h("h2", {}, "Notes (flaky, non-discriminating, analyzer)"), h("ul", {}, (b.notes || []).map((n) => h("li", { dir: "auto" }, n))));
-    const chart = SE.chart(canvas, { type: "bar", data: { labels: evals, datasets: arms.map((a, k) => ({ label: a, data: (b.per_eval || []).map((e) => (e[a] ? e[a].pass_rate.mean : null)),
+    const chart = SE.chart(canvas, { type: "bar", data: { labels: evals, datasets: arms.map((a, k) => ({ label: a, data: perEval.map((e) => (e[a] && !e[a].insufficient ? e[a].pass_rate.mean : null)),
       backgroundColor: k === 0 ? "rgba(40,110,200,0.6)" : "rgba(200,90,40,0.6)" })) }, options: { scales: { y: { min: 0, max: 1 } } } });
     SE.cleanup = () => chart.destroy();
   };
@@ -211,9 +292,12 @@
     const d = await SE.api(`/api/run/${encodeURIComponent(run.run_id)}/comparison`);
     const t = SE.table(["eval", "run", "order 1 winner", "order 2 winner", "verdict", "scores (primary / baseline)", "why"], "grid");
     for (const c of d.comparisons) {
-      const verdict = c.status !== "ok" && c.status ? c.status : !c.winner_arm || c.winner_arm === "TIE" || c.winner_arm === "tie" ? "tie" : c.winner_arm;
+      const failed = Boolean(c.status && c.status !== "ok");
+      const verdict = failed ? c.status : !c.winner_arm || c.winner_arm === "TIE" || c.winner_arm === "tie" ? "tie" : c.winner_arm;
+      /* a comparison that errored has no winner in either order: never a "tie" */
+      const order = (w) => (failed ? "— (no verdict)" : !w || w === "TIE" || w === "tie" ? "tie" : w);
       t.tbody.append(h("tr", {}, h("td", { dir: "auto" }, c.eval_name), h("td", {}, String((c.repeat ?? 0) + 1)),
-        h("td", {}, c.order1_winner_arm || "tie"), h("td", {}, c.order2_winner_arm || "tie"),
+        h("td", {}, order(c.order1_winner_arm)), h("td", {}, order(c.order2_winner_arm)),
         h("td", {}, SE.badge(verdict), c.consistent === false ? h("span", { class: "muted" }, " (orders disagree)") : ""),
         h("td", { class: "num" }, `${SE.num(c.score_primary)} / ${SE.num(c.score_baseline)}`),
         h("td", { dir: "auto" }, h("details", {}, h("summary", {}, "reasoning and analysis"),

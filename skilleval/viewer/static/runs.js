@@ -13,6 +13,7 @@
       s += hd.label.startsWith("Δ") ? ` [${Number(hd.low).toFixed(2)}, ${Number(hd.high).toFixed(2)}]`
         : ` [${SE.pct(hd.low)}–${SE.pct(hd.high)}]`;
     }
+    if (hd.low !== null && hd.low !== undefined && hd.level && Math.abs(hd.level - 0.95) > 1e-9) s += ` (${Math.round(100 * hd.level)}% CI)`;
     if (hd.p_value !== undefined) s += " " + SE.pval(hd.p_value);
     if (hd.n) s += ` (n=${hd.n})`;
     return s;
@@ -22,6 +23,7 @@
   /* A run killed with SIGKILL never writes its final status: after 10 quiet minutes say so. */
   function statusOf(r) {
     if (r.status !== "running") return SE.badge(r.status);
+    if (r.alive === true) return SE.badge("running");  /* its process holds the run's lease */
     const last = String(r.last_trial || r.ts || r.started || "").replace(" ", "T").replace(/(\.\d{3})\d+/, "$1");
     const quiet = (Date.now() - Date.parse(last)) / 60000;
     return quiet > 10 ? h("span", { title: `no new trials for ${Math.round(quiet)} min` }, SE.badge("interrupted?", "interrupted")) : SE.badge("running");
@@ -37,7 +39,9 @@
       h("td", {}, `${r.backend || ""}/${r.model || ""}`),
       h("td", {}, statusOf(r)),
       h("td", {}, SE.time(r.started)),
-      h("td", { class: "num" }, String(r.trials || 0), r.errors ? h("span", { class: "errors" }, ` (${r.errors} err)`) : ""),
+      r.executions !== undefined && !r.trials
+        ? h("td", { class: "num" }, `${r.executions} exec`, r.execution_errors ? h("span", { class: "errors" }, ` (${r.execution_errors} err)`) : "")
+        : h("td", { class: "num" }, String(r.trials || 0), r.errors ? h("span", { class: "errors" }, ` (${r.errors} err)`) : ""),
       h("td", {}, headline(r.headline)),
       h("td", { class: "num" }, r.cost_usd ? "$" + Number(r.cost_usd).toFixed(4) : "$0"),
       h("td", {}, r.sweep_size > 1 ? h("a", { href: "#/sweep/" + encodeURIComponent(r.sweep_id) }, `sweep (${r.sweep_size})`) : ""));
@@ -66,10 +70,10 @@
       (data.experiments || []).map((e) => h("option", { value: e }, e)));
     exp.value = params.experiment || "";
     exp.addEventListener("change", () => go({ experiment: exp.value }));
-    const st = h("select", { "aria-label": "status" }, ["", "running", "done", "failed", "interrupted", "harness_error"].map((s) => h("option", { value: s }, s || "any status")));
+    const st = h("select", { "aria-label": "status" }, ["", "running", "done", "gate_failed", "budget_stopped", "failed", "interrupted", "harness_error"].map((s) => h("option", { value: s }, s || "any status")));
     st.value = params.status || "";
     st.addEventListener("change", () => go({ status: st.value }));
-    const t = SE.table(["run", "experiment", "skill", "backend/model", "status", "started", "trials", "headline (95% CI)", "cost", "sweep"]);
+    const t = SE.table(["run", "experiment", "skill", "backend/model", "status", "started", "trials / executions", "headline (95% CI unless stated)", "cost", "sweep"]);
     const info = h("span", { class: "muted" });
     const prev = h("button", { type: "button" }, "← newer");
     const next = h("button", { type: "button" }, "older →");
@@ -105,7 +109,9 @@
       const keys = [...new Set(ov.flatMap(Object.keys))].filter((k) => new Set(ov.map((o) => o[k])).size > 1);
       SE.clear(box);
       const cell = (r) => h("div", { class: "cell" }, h("a", { href: "#/run/" + encodeURIComponent(r.run_id) }, "job " + r.job_num),
-        " ", SE.badge(r.status), h("div", {}, headline(r.headline)), h("div", { class: "muted" }, `${r.trials} trials`));
+        " ", SE.badge(r.status), h("div", {}, headline(r.headline)), h("div", { class: r.execution_errors || r.errors ? "errors" : "muted" }, r.executions !== undefined && !r.trials
+          ? `${r.executions} executions` + (r.execution_errors ? ` (${r.execution_errors} errored)` : "")
+          : `${r.trials} trials` + (r.errors ? ` (${r.errors} errored)` : "")));
       if (keys.length === 2) {
         const [a, b] = keys;
         const av = [...new Set(ov.map((o) => o[a]))], bv = [...new Set(ov.map((o) => o[b]))];
@@ -135,7 +141,7 @@
     page = page || run.pages[0];
     const status = SE.badge(run.status);
     main.append(h("h1", {}, TITLES[page] || "Run", " ", h("span", { class: "muted" }, runId), " ", status),
-      h("p", { class: "meta" }, `${run.experiment} · skill ${skillName(run.skill)} · ${run.backend}/${run.model} · started ${SE.time(run.started)} · `,
+      h("p", { class: "meta" }, `${run.experiment} · skill ${skillName(run.skill)} · ${run.backend || ""}/${run.model || "n/a"} · started ${SE.time(run.started)} · `,
         `calls ${run.calls_made} new, ${run.calls_cached} cached · $${Number(run.cost_usd || 0).toFixed(4)}`,
         (run.overrides || []).length ? " · " + run.overrides.join(" ") : ""),
       h("nav", { class: "tabs" }, run.pages.map((p) => h("a", { href: `#/run/${encodeURIComponent(runId)}/${p}`, class: p === page ? "active" : "" }, TITLES[p]))));

@@ -4,10 +4,12 @@
   const { h } = SE;
   const CHART_MAX = 200;
 
-  function metricsBlock(m) {
+  const lvl = (page) => `${Math.round(100 * ((page && page.confidence) || 0.95))}%`;
+
+  function metricsBlock(m, level) {
     return h("div", { class: "cards" },
       ["accuracy", "precision", "recall"].map((k) => h("div", { class: "card" }, h("div", { class: "label" }, k + " (queries)"),
-        h("div", { class: "big" }, SE.pct(m[k].value)), h("div", { class: "muted" }, `95% CI ${SE.pct(m[k].low)}–${SE.pct(m[k].high)} · n=${m[k].n}`))),
+        h("div", { class: "big" }, SE.pct(m[k].value)), h("div", { class: "muted" }, `${level} CI ${SE.pct(m[k].low)}–${SE.pct(m[k].high)} · n=${m[k].n}`))),
       h("div", { class: "card" }, h("div", { class: "label" }, "trials"), h("div", { class: "big" }, String(m.trials)),
         h("div", { class: m.errors + m.timeouts ? "errors" : "muted" }, `${m.errors} errors · ${m.timeouts} timeouts · ${m.insufficient} insufficient (not counted as “no”)`)));
   }
@@ -70,13 +72,13 @@
     chartBox.append(canvas);
     const live = h("p", { class: "muted" });
     const chartNote = h("p", { class: "muted" });
-    const t = SE.table(["query", "expected", "triggers / valid runs", "rate [95% CI]", "verdict", "other skill fired", "errors"], "grid queries");
-    body.append(live, metrics, h("h2", {}, "Per query"), chartNote, chartBox, t, h("h2", {}, "Confusion over listed skills (valid trials)"), conf);
+    const t = SE.table(["query", "expected", "triggers / valid runs", `rate [${lvl(page)} CI]`, "verdict", "other skill fired", "errors / timeouts"], "grid queries");
+    body.append(SE.partialNote(run, "and queries short of their runs have no verdict"), live, metrics, h("h2", {}, "Per query"), chartNote, chartBox, t, h("h2", {}, "Confusion over listed skills (valid trials)"), conf);
     let chart = null;
     const open = new Set();
     const paint = () => {
       live.textContent = page.live ? "live: rates so far from the trials recorded up to now (verdicts come when the run ends)" : "";
-      SE.clear(metrics).append(metricsBlock(page.metrics));
+      SE.clear(metrics).append(metricsBlock(page.metrics, lvl(page)));
       const groups = byCase();
       SE.keyed(t.tbody, page.queries.map((q) => Object.assign({ n: (groups.get(q.case_id) || []).length }, q)), (q) => q.case_id, (q) => {
         const det = h("details", { open: open.has(q.case_id) }, h("summary", { dir: "auto" }, q.query));
@@ -90,7 +92,7 @@
           h("td", { class: "num" }, `${q.triggers} / ${q.valid_runs}`),
           h("td", {}, SE.ci(q.rate), q.early_stopped ? h("span", { class: "muted", title: "the policy stopped this query once its verdict was settled: the verdict is exact, the rate is biased" }, " (early-stopped)") : ""),
           h("td", {}, SE.badge(q.verdict)), h("td", { dir: "auto" }, q.fired_other ? `${q.fired_other}× ${others.join(", ")}` : "—"),
-          h("td", { class: q.errors + q.timeouts ? "errors num" : "num" }, String(q.errors + q.timeouts)));
+          h("td", { class: q.errors + q.timeouts ? "errors num" : "num" }, `${q.errors} / ${q.timeouts}`));
       });
       SE.clear(conf).append(confusion([...trials.values()], page.listing || [], (page.queries[0] || {}).skill));
       /* a canvas cannot grow without bound: the chart draws the first CHART_MAX queries */
@@ -100,7 +102,7 @@
       const data = {
         labels,
         datasets: [
-          { type: "bar", label: "95% interval", data: shown.map((q) => (q.rate.n ? [q.rate.low, q.rate.high] : null)),
+          { type: "bar", label: `${lvl(page)} interval`, data: shown.map((q) => (q.rate.n ? [q.rate.low, q.rate.high] : null)),
             backgroundColor: shown.map((q) => (q.should_trigger ? "rgba(40,110,200,0.35)" : "rgba(200,90,40,0.35)")), barPercentage: 0.6 },
           { type: "scatter", label: "trigger rate", data: shown.map((q, i) => ({ x: q.rate.value, y: labels[i] })), backgroundColor: "#222", pointRadius: 3 },
         ],

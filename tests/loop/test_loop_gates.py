@@ -1,0 +1,90 @@
+"""Audit of the CI path: a gate that could not be checked is reported as not checked.
+
+`gate.baseline=latest` on a store with no earlier run (main's first CI run) skips the
+regression gate and exits 0, by design; but junit.xml said "no gates: no gate applied" and
+summary.md (the PR comment) said nothing at all, so the check read as green and gated."""
+from __future__ import annotations
+
+import json
+
+from junitparser import JUnitXml, Skipped
+
+
+def test_an_unchecked_baseline_gate_is_said_in_junit_markdown_and_terminal(skilleval_cli) -> None:  # noqa: ANN001
+    p = skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=1", "progress=false",
+                          "gate.baseline=latest", "gate.max_regression=0.05", "gate.min_accuracy=0.1",
+                          "reporter=[console,json,junit,markdown]", check=0)
+    assert "gate not checked: change vs baseline: no earlier run" in p.stdout + p.stderr
+    [junit] = list(skilleval_cli.outputs.rglob("junit.xml"))
+    suite = next(s for s in JUnitXml.fromfile(str(junit)) if s.name == "gates")
+    cases = {c.name: c for c in suite}
+    assert set(cases) == {"gate.min_accuracy", "gate.max_regression"}
+    [skip] = cases["gate.max_regression"].result
+    assert isinstance(skip, Skipped) and skip.message.startswith("not checked: no earlier run")
+    assert cases["gate.min_accuracy"].result == []
+    md = next(skilleval_cli.outputs.rglob("summary.md")).read_text(encoding="utf-8")
+    assert "**Gates: passed** (1/1 passed; 1 not checked)" in md
+    assert "| `gate.max_regression` |" in md and md.rstrip().endswith("| not checked |")
+    run = json.loads(skilleval_cli.run("sql", "select summary_json from runs", "--format", "json",
+                                       check=0).stdout)[-1]
+    gates = json.loads(run["summary_json"])["gates"]
+    assert {g["gate"]: g["checked"] for g in gates} == {"gate.min_accuracy": True, "gate.max_regression": False}
+
+
+def test_a_gate_line_says_how_many_queries_had_no_verdict(skilleval_cli) -> None:  # noqa: ANN001
+    """With errors, queries short of valid runs have no verdict and leave every metric; a
+    gate on accuracy measured over the rest read as if over the eval set ("13/15 queries")."""
+    p = skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=2", "trigger.min_valid=2",
+                          "backend.error_rate=0.25", "progress=false", "reporter=[json]",
+                          "gate.min_accuracy=0.01", "gate.min_recall=0.0", check=0)
+    [res] = skilleval_cli.results()
+    rows = json.loads(res.read_text())["results"]
+    none = [r for r in rows if r["verdict"] == "insufficient"]
+    assert none, "the injected errors should leave some query without a verdict"
+    acc = next(ln for ln in p.stdout.splitlines() if "(gate.min_accuracy)" in ln)
+    assert f"; {len(none)} without a verdict (too few valid runs) not counted)" in acc, acc
+    recall = next(ln for ln in p.stdout.splitlines() if "(gate.min_recall)" in ln)
+    n_should = sum(1 for r in none if r["should_trigger"])
+    assert (f"; {n_should} without a verdict" in recall) == bool(n_should), recall
+
+
+def test_a_min_delta_gate_says_over_how_many_evals(skilleval_cli) -> None:  # noqa: ANN001
+    """A functional delta covers only the evals graded in both arms; an eval an arm had too
+    few valid executions of is left out. The gate's line said neither."""
+    from skilleval.sim.process import SimProcess
+
+    with SimProcess() as sim:
+        sim.configure(fail_next=[400])
+        p = skilleval_cli.run("+experiment=functional_eval", "functional.bootstrap=100", "functional.runs=2",
+                              "functional.min_valid=2", "functional.analyze=false", "backend=anthropic_api",
+                              f"backend.base_url={sim.url}", "backend.max_retries=0", "functional.only=[1,2]",
+                              "functional.concurrency=1", "progress=false", "gate.min_delta=-1", check=0,
+                              timeout=300)
+    line = next(ln for ln in p.stdout.splitlines() if "(gate.min_delta)" in ln)
+    assert "(over 1 paired eval(s); 1 insufficient (too few valid executions) not counted)" in line, line
+
+
+def test_gates_that_could_not_be_checked_are_in_junit_and_markdown(skilleval_cli) -> None:  # noqa: ANN001
+    """A gated figure that is undefined (precision with no query triggered) exits 3, and a
+    budget stop exits 4, both before any gate is checked; junit.xml and summary.md had no
+    gate at all, so a CI page showed a run without gates."""
+    p = skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=1", "progress=false",
+                          "gate.min_precision=0.5", "gate.min_recall=0.1", "reporter=[json,junit,markdown]", check=3)
+    assert "precision could not be measured" in p.stderr
+    [junit] = list(skilleval_cli.outputs.rglob("junit.xml"))
+    suite = next(s for s in JUnitXml.fromfile(str(junit)) if s.name == "gates")
+    got = {c.name: c.result[0] for c in suite}
+    assert set(got) == {"gate.min_precision", "gate.min_recall"}
+    assert all(isinstance(r, Skipped) and "precision could not be measured" in r.message for r in got.values())
+    md = next(skilleval_cli.outputs.rglob("summary.md")).read_text(encoding="utf-8")
+    assert "**Gates: not checked** (0/0 passed; 2 not checked)" in md
+
+
+def test_gates_of_a_budget_stopped_run_are_reported_not_checked(skilleval_cli) -> None:  # noqa: ANN001
+    skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=3", "budget.max_calls=25", "progress=false",
+                      "gate.min_accuracy=0.1", "reporter=[json,junit]", check=4)
+    [junit] = list(skilleval_cli.outputs.rglob("junit.xml"))
+    suite = next(s for s in JUnitXml.fromfile(str(junit)) if s.name == "gates")
+    [case] = list(suite)
+    assert case.name == "gate.min_accuracy" and isinstance(case.result[0], Skipped)
+    assert "stopped by the budget" in case.result[0].message

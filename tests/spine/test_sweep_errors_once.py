@@ -1,0 +1,36 @@
+"""A sweep-wide error (the same bad setting in every job of a multirun) is printed once, with
+the number of jobs it happened in; distinct errors each keep their line; exit codes follow
+the sweep rules (the worst job's code)."""
+from __future__ import annotations
+
+
+def _errors(stderr: str) -> list[str]:
+    return [ln for ln in stderr.splitlines() if ln.startswith("skilleval:")]
+
+
+def test_the_same_error_in_every_job_is_printed_once_with_a_count(skilleval_cli) -> None:
+    r = skilleval_cli.run("-m", "+experiment=trigger_eval", "skill=${example:csv-tidy}",
+                          "trigger.runs=0", "trigger.threshold=0.3,0.5,0.7", "progress=false",
+                          check=2)
+    assert _errors(r.stderr) == ["skilleval: error: trigger.runs must be >= 1, got 0",
+                                 "skilleval: the error above occurred in all 3 jobs (printed once)"]
+    assert "Traceback" not in r.stderr
+
+
+def test_distinct_errors_keep_their_lines_and_repeats_name_their_jobs(skilleval_cli) -> None:
+    # jobs: #0 runs=0/0.5, #1 runs=0/2, #2 runs=1/0.5 (runs), #3 runs=1/2 (threshold)
+    r = skilleval_cli.run("-m", "+experiment=trigger_eval", "skill=${example:csv-tidy}",
+                          "trigger.runs=0,1", "trigger.threshold=0.5,2", "progress=false",
+                          check=2)
+    assert _errors(r.stderr) == [
+        "skilleval: error: trigger.runs must be >= 1, got 0",
+        "skilleval: error: trigger.threshold must be in (0, 1], got 2.0",
+        "skilleval: the error above starting 'trigger.runs must be >= 1, got 0' occurred in "
+        "2 of 4 jobs: #0, #1 (printed once)"]
+    assert len(list(skilleval_cli.outputs.rglob("results.json"))) == 1  # job #2 ran
+
+
+def test_a_single_run_error_is_unchanged(skilleval_cli) -> None:
+    r = skilleval_cli.run("+experiment=trigger_eval", "skill=${example:csv-tidy}", "trigger.runs=0",
+                          check=2)
+    assert _errors(r.stderr) == ["skilleval: error: trigger.runs must be >= 1, got 0"]

@@ -1,0 +1,40 @@
+"""Audit: the Comparison page (previously checked by hand only) in real chromium.
+
+A blind comparison whose judge failed (status judge_error) has no winner in either order;
+the page showed "tie" in both order columns. Ties and wins of real verdicts still show."""
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from conftest import open_offline  # tests/viewer/conftest.py
+from skilleval.store.catalog import Store
+
+
+def test_comparison_page_never_shows_an_error_as_a_tie(skilleval_cli, tmp_path: Path, page) -> None:  # noqa: ANN001
+    skilleval_cli.run("+experiment=compare", "functional.runs=1", "functional.only=[1]",
+                      "progress=false", check=0, timeout=300)
+    import skilleval.functional.records  # noqa: F401  (registers the table schemas)
+
+    store = Store(skilleval_cli.store)
+    [ok] = store.query("select * from comparisons").to_pylist()
+    bad = {**ok, "key": "errored-" + ok["key"], "ts": dt.datetime.now(dt.timezone.utc), "repeat": 1,
+           "status": "judge_error", "error": "invalid reply: HOSTILE-ERR", "winner_arm": None,
+           "order1_winner_arm": None, "order2_winner_arm": None, "consistent": None,
+           "score_primary": None, "score_baseline": None, "comparison_json": None, "analysis_json": None}
+    w = store.writer("comparisons", ok["experiment"], ok["run_id"])
+    w.write([bad])
+    w.close()
+    out = tmp_path / "r.html"
+    skilleval_cli.run("report", "latest", "-o", str(out), check=0)
+    open_offline(page, out)
+    pg = page.page
+    pg.get_by_role("link", name="comparison").first.click()
+    pg.locator("main").get_by_text("HOSTILE-ERR").first.wait_for(timeout=10_000)
+    rows = pg.evaluate("() => [...document.querySelectorAll('main table tbody tr')].map(r => "
+                       "[...r.children].slice(1, 5).map(td => td.innerText.trim()))")
+    by_run = {r[0]: r[1:] for r in rows}
+    assert by_run["2"][:2] == ["— (no verdict)", "— (no verdict)"] and "judge_error" in by_run["2"][2]
+    w1, w2 = ok["order1_winner_arm"], ok["order2_winner_arm"]
+    assert by_run["1"][:2] == ["tie" if w1 == "TIE" else w1, "tie" if w2 == "TIE" else w2]
+    assert page.errors == []

@@ -1,0 +1,44 @@
+"""Audit: the viewer's intervals are the run's own, at the run's level.
+
+A run with trigger.confidence=0.8 printed 80 % Wilson intervals (console, results.json,
+junit.xml); its report and viewer page recomputed 95 % ones and said "95% CI". The Runs
+page labelled every headline "(95% CI)", also a functional run's 80 % delta interval."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from conftest import open_offline  # tests/viewer/conftest.py
+
+
+def test_trigger_page_uses_the_runs_level(skilleval_cli, tmp_path: Path, page) -> None:  # noqa: ANN001
+    skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=2", "trigger.confidence=0.8",
+                      "progress=false", "reporter=[json]", check=0)
+    [res] = skilleval_cli.results()
+    acc = json.loads(res.read_text())["metrics"]["queries"]["accuracy"]
+    out = tmp_path / "r.html"
+    skilleval_cli.run("report", "latest", "-o", str(out), check=0)
+    open_offline(page, out)
+    pg = page.page
+    pg.locator("main").get_by_text("accuracy (queries)").first.wait_for(timeout=10_000)
+    card = pg.locator(".card").first.inner_text()
+    want = f"80% CI {round(100 * acc['low'])}%–{round(100 * acc['high'])}%"
+    assert want in card, card
+    assert "rate [80% CI]" in pg.locator("main").inner_text()
+    assert "95%" not in pg.locator("main").inner_text()
+    assert page.errors == []
+
+
+def test_runs_page_says_a_headline_level_other_than_95(skilleval_cli, tmp_path: Path, page) -> None:  # noqa: ANN001
+    skilleval_cli.run("+experiment=functional_eval", "functional.runs=2", "functional.analyze=false",
+                      "functional.only=[1,2]", "functional.confidence=0.8", "progress=false",
+                      check=0, timeout=300)
+    out = tmp_path / "r.html"
+    skilleval_cli.run("report", "latest", "-o", str(out), check=0)
+    open_offline(page, out)
+    pg = page.page
+    pg.goto(out.as_uri() + "#/runs")
+    pg.locator("main").get_by_text("Δ pass rate").first.wait_for(timeout=10_000)
+    cell = pg.locator("main").get_by_text("Δ pass rate").first.inner_text()
+    assert re.search(r"\[[-+]?\d\.\d\d, [-+]?\d\.\d\d\] \(80% CI\)", cell), cell

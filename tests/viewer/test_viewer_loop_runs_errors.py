@@ -1,0 +1,38 @@
+"""Audit: the Runs page counts a functional run's executions and their errors.
+
+The "trials" column read 0 for every functional run, so an errored execution (here one
+HTTP 400 with retries off) was on no line of the Runs page or a sweep's grid."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import open_offline  # tests/viewer/conftest.py
+from skilleval.sim.process import SimProcess
+from skilleval.store.catalog import Store
+from skilleval.viewer.api import Api
+
+
+@pytest.fixture(scope="module")
+def sim():  # noqa: ANN201
+    with SimProcess() as s:
+        yield s
+
+
+def test_runs_page_counts_executions_and_errored_ones(skilleval_cli, sim, tmp_path: Path, page) -> None:  # noqa: ANN001
+    sim.configure(fail_next=[400])
+    skilleval_cli.run("+experiment=functional_eval", "functional.bootstrap=100", "functional.runs=2",
+                      "functional.analyze=false", "backend=anthropic_api", f"backend.base_url={sim.url}",
+                      "backend.max_retries=0", "functional.only=[2]", "functional.concurrency=1",
+                      "progress=false", check=0, timeout=300)
+    [row] = Api(Store(skilleval_cli.store)).get("/api/runs")["rows"]
+    assert (row["executions"], row["execution_errors"]) == (4, 1)
+    out = tmp_path / "r.html"
+    skilleval_cli.run("report", "latest", "-o", str(out), check=0)
+    open_offline(page, out)
+    pg = page.page
+    pg.goto(out.as_uri() + "#/runs")
+    pg.locator("main").get_by_text("4 exec").first.wait_for(timeout=10_000)
+    assert "4 exec (1 err)" in pg.locator("main table tbody tr").first.inner_text()
+    assert page.errors == []
