@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_helpers import start_interruptible
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -188,9 +189,9 @@ def test_view_open_without_a_browser_says_so(newcomer) -> None:  # noqa: ANN001
 
     env = {k: v for k, v in newcomer.env.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")}
     env["PATH"] = str(newcomer.cwd / "no-browsers-here")
-    proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", "view", "--open", "--port", "0"],
-                            cwd=newcomer.cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = start_interruptible([sys.executable, "-m", "skilleval.cli", "view", "--open", "--port", "0"],
+                               cwd=newcomer.cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
     try:
         url = proc.stdout.readline().split()[2]  # "skilleval view: URL  (store ...)"
         ready, _, _ = select.select([proc.stderr], [], [], 30)  # nothing said: fail, not hang

@@ -168,6 +168,23 @@ def page(browser: Any) -> Iterator[Page]:
     ctx.close()
 
 
+def open_latest_report(page: Any, cli: Any, out: Path, *, route: str | None = None,
+                       link: str | None = None, wait_text: str | None = None) -> Any:
+    """`skilleval report latest -o OUT` from `cli`, opened offline (`open_offline`); then the
+    page at ``#ROUTE`` or behind the link named `link`, once `wait_text` shows in <main>.
+    Returns the playwright page."""
+    cli.run("report", "latest", "-o", str(out), check=0)
+    open_offline(page, out)
+    pg = page.page
+    if route:
+        pg.goto(out.as_uri() + route)
+    if link:
+        pg.get_by_role("link", name=link).first.click()
+    if wait_text:
+        pg.locator("main").get_by_text(wait_text).first.wait_for(timeout=10_000)
+    return pg
+
+
 def open_offline(page: Any, path: Path) -> None:
     """Open a report file with every non-file request recorded in ``page.blocked`` and aborted."""
     blocked: list[str] = []

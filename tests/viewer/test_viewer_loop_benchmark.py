@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import open_offline  # tests/viewer/conftest.py
+from conftest import open_latest_report  # tests/viewer/conftest.py
 from skilleval.functional.benchmark import build_benchmark
 
 
@@ -49,12 +49,7 @@ def test_benchmark_page_says_errors_and_insufficient_and_does_not_draw_them(
     ws = tmp_path / "ws"
     _workspace(ws)
     skilleval_cli.run("import", str(ws), check=0)
-    out = tmp_path / "r.html"
-    skilleval_cli.run("report", "latest", "-o", str(out), check=0)
-    open_offline(page, out)
-    pg = page.page
-    pg.get_by_role("link", name="benchmark").first.click()
-    pg.locator("main").get_by_text("Pass rate per eval").first.wait_for(timeout=10_000)
+    pg = open_latest_report(page, skilleval_cli, tmp_path / "r.html", link="benchmark", wait_text="Pass rate per eval")
     text = pg.locator("main").inner_text()
     assert "insufficient: 1 valid (1 errored)" in text
     assert "errored / timed out (in no number)" in text and "0 / 1" in text

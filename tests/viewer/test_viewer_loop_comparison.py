@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from conftest import open_offline  # tests/viewer/conftest.py
+from conftest import open_latest_report  # tests/viewer/conftest.py
 from skilleval.store.catalog import Store
 
 
@@ -25,12 +25,7 @@ def test_comparison_page_never_shows_an_error_as_a_tie(skilleval_cli, tmp_path: 
     w = store.writer("comparisons", ok["experiment"], ok["run_id"])
     w.write([bad])
     w.close()
-    out = tmp_path / "r.html"
-    skilleval_cli.run("report", "latest", "-o", str(out), check=0)
-    open_offline(page, out)
-    pg = page.page
-    pg.get_by_role("link", name="comparison").first.click()
-    pg.locator("main").get_by_text("HOSTILE-ERR").first.wait_for(timeout=10_000)
+    pg = open_latest_report(page, skilleval_cli, tmp_path / "r.html", link="comparison", wait_text="HOSTILE-ERR")
     rows = pg.evaluate("() => [...document.querySelectorAll('main table tbody tr')].map(r => "
                        "[...r.children].slice(1, 5).map(td => td.innerText.trim()))")
     by_run = {r[0]: r[1:] for r in rows}

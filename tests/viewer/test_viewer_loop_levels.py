@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from conftest import open_offline  # tests/viewer/conftest.py
+from conftest import open_latest_report  # tests/viewer/conftest.py
 
 
 def test_trigger_page_uses_the_runs_level(skilleval_cli, tmp_path: Path, page) -> None:  # noqa: ANN001
@@ -17,11 +17,7 @@ def test_trigger_page_uses_the_runs_level(skilleval_cli, tmp_path: Path, page) -
                       "progress=false", "reporter=[json]", check=0)
     [res] = skilleval_cli.results()
     acc = json.loads(res.read_text())["metrics"]["queries"]["accuracy"]
-    out = tmp_path / "r.html"
-    skilleval_cli.run("report", "latest", "-o", str(out), check=0)
-    open_offline(page, out)
-    pg = page.page
-    pg.locator("main").get_by_text("accuracy (queries)").first.wait_for(timeout=10_000)
+    pg = open_latest_report(page, skilleval_cli, tmp_path / "r.html", wait_text="accuracy (queries)")
     card = pg.locator(".card").first.inner_text()
     want = f"80% CI {round(100 * acc['low'])}%–{round(100 * acc['high'])}%"
     assert want in card, card
@@ -34,11 +30,6 @@ def test_runs_page_says_a_headline_level_other_than_95(skilleval_cli, tmp_path: 
     skilleval_cli.run("+experiment=functional_eval", "functional.runs=2", "functional.analyze=false",
                       "functional.only=[1,2]", "functional.confidence=0.8", "progress=false",
                       check=0, timeout=300)
-    out = tmp_path / "r.html"
-    skilleval_cli.run("report", "latest", "-o", str(out), check=0)
-    open_offline(page, out)
-    pg = page.page
-    pg.goto(out.as_uri() + "#/runs")
-    pg.locator("main").get_by_text("Δ pass rate").first.wait_for(timeout=10_000)
+    pg = open_latest_report(page, skilleval_cli, tmp_path / "r.html", route="#/runs", wait_text="Δ pass rate")
     cell = pg.locator("main").get_by_text("Δ pass rate").first.inner_text()
     assert re.search(r"\[[-+]?\d\.\d\d, [-+]?\d\.\d\d\] \(80% CI\)", cell), cell

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import open_offline  # tests/viewer/conftest.py
+from conftest import open_latest_report  # tests/viewer/conftest.py
 from skilleval.sim.process import SimProcess
 from skilleval.store.catalog import Store
 from skilleval.viewer.api import Api
@@ -28,11 +28,6 @@ def test_runs_page_counts_executions_and_errored_ones(skilleval_cli, sim, tmp_pa
                       "progress=false", check=0, timeout=300)
     [row] = Api(Store(skilleval_cli.store)).get("/api/runs")["rows"]
     assert (row["executions"], row["execution_errors"]) == (4, 1)
-    out = tmp_path / "r.html"
-    skilleval_cli.run("report", "latest", "-o", str(out), check=0)
-    open_offline(page, out)
-    pg = page.page
-    pg.goto(out.as_uri() + "#/runs")
-    pg.locator("main").get_by_text("4 exec").first.wait_for(timeout=10_000)
+    pg = open_latest_report(page, skilleval_cli, tmp_path / "r.html", route="#/runs", wait_text="4 exec")
     assert "4 exec (1 err)" in pg.locator("main table tbody tr").first.inner_text()
     assert page.errors == []

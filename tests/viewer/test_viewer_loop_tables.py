@@ -10,7 +10,7 @@ from pathlib import Path
 
 import openpyxl
 
-from conftest import open_offline  # tests/viewer/conftest.py
+from conftest import open_latest_report  # tests/viewer/conftest.py
 from skilleval.viewer.files import describe
 
 
@@ -40,12 +40,7 @@ def test_the_page_says_what_it_cut(skilleval_cli, tmp_path: Path, page) -> None:
     _outputs(run / "outputs")
     (run / "grading.json").write_text(json.dumps({"expectations": [{"text": "t", "passed": True, "evidence": ""}]}))
     skilleval_cli.run("import", str(tmp_path / "ws"), check=0)
-    out = tmp_path / "r.html"
-    skilleval_cli.run("report", "latest", "-o", str(out), check=0)
-    open_offline(page, out)
-    pg = page.page
-    pg.get_by_role("link", name="outputs").first.click()
-    pg.locator("main").get_by_text("sheet: s0").first.wait_for(timeout=10_000)
+    pg = open_latest_report(page, skilleval_cli, tmp_path / "r.html", link="outputs", wait_text="sheet: s0")
     notes = pg.locator("main .truncated").all_inner_texts()
     assert "(10 more column(s) not shown: download the file for all of it)" in notes
     assert "(the first 500 rows only: download the file for all of it)" in notes

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import open_offline  # tests/viewer/conftest.py
+from conftest import open_latest_report  # tests/viewer/conftest.py
 
 
 def _stat(x: float) -> dict:
@@ -31,12 +31,7 @@ def test_skill_creators_benchmark_json_shows_its_delta_and_per_eval_rows(skillev
                         "delta": {"pass_rate": "+0.50", "time_seconds": "+0.0", "tokens": "+0"}},
         "notes": []}))
     skilleval_cli.run("import", str(tmp_path / "ws"), check=0)
-    out = tmp_path / "r.html"
-    skilleval_cli.run("report", "latest", "-o", str(out), check=0)
-    open_offline(page, out)
-    pg = page.page
-    pg.get_by_role("link", name="benchmark").first.click()
-    pg.locator("main").get_by_text("Pass rate per eval").first.wait_for(timeout=10_000)
+    pg = open_latest_report(page, skilleval_cli, tmp_path / "r.html", link="benchmark", wait_text="Pass rate per eval")
     text = pg.locator("main").inner_text()
     assert "+0.50 (pooled, from the file; no interval)" in text
     per_eval = pg.evaluate("() => [...document.querySelectorAll('main table')[1].querySelectorAll('tbody tr')]"
