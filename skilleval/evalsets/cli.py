@@ -109,7 +109,7 @@ def warn_before_run(job: "JobContext", skill: "Skill", cases: Sequence["TriggerC
                     runs: int, threshold: float, splits: dict[str, str] | None = None) -> None:
     """check-evals as warnings before a run (never fatal; costs no backend call)."""
     from skilleval.evalsets.checks import check_rows
-    from skilleval.evalsets.power import power_statement
+    from skilleval.evalsets.power import pre_run_lines
 
     rows: list[dict[str, Any]] = [{"query": c.query, "should_trigger": c.should_trigger, "id": c.id}
                                   for c in cases]
@@ -125,11 +125,10 @@ def warn_before_run(job: "JobContext", skill: "Skill", cases: Sequence["TriggerC
                           + ", ".join(f"{n} {k}" for k, n in rest.most_common()) + ")")
     if warnings:
         job.console.print("[dim]details: skilleval check-evals PATH --skill SKILL[/dim]")
-    # Only the query-level lines are shown before a run, and they do not depend on runs;
-    # runs=1 keeps the run-level numbers (queries x runs pairs, seconds to minutes of exact
-    # sums at large sizes) from delaying the first trial.
-    lines = power_statement(len(rows), 1).lines()
-    for line in lines[1:3] if lines[2].startswith("  with") else lines[1:2]:
+    # Only the query-level lines are shown before a run (they do not depend on runs), and only
+    # they are computed: the run-level numbers and the queries-needed search would delay the
+    # first trial.
+    for line in pre_run_lines(len(rows)):
         job.console.print(f"[dim]eval set power: {escape(line.strip())}[/dim]")
 
 

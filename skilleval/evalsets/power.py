@@ -30,11 +30,15 @@ from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import bdtrc, gammaln
 
 from skilleval.stats import wilson
 
 POWER = 0.8
+#: Up to this many queries (or pairs) binomial tails are summed here, term by term from
+#: log-gamma in numpy; beyond, scipy's `bdtrc` (imported only then). Why not always scipy:
+#: importing scipy.special costs about 0.2 s, and every trigger_eval / trigger_opt start
+#: prints the eval set's power line (`pre_run_lines`), for sets far smaller than this.
+SUMMED_UP_TO = 256
 
 
 EXACT_UP_TO = 256  # d above this: the tail in double precision (exact integers cost O(d²) bits)
@@ -67,6 +71,8 @@ def _critical_table(n_max: int, alpha: float) -> tuple[int | None, ...]:
                 break
         out.append(crit)
     prev = out[-1] if out else None
+    if n_max > EXACT_UP_TO:
+        from scipy.special import bdtrc
     for d in range(EXACT_UP_TO + 1, n_max + 1):
         b = max(prev or 0, d // 2 + 1)  # b*(d) never falls as d grows
         while b <= d and 2 * float(bdtrc(b - 1, d, 0.5)) > alpha:
@@ -76,6 +82,10 @@ def _critical_table(n_max: int, alpha: float) -> tuple[int | None, ...]:
     return tuple(out)
 
 
+def _log_factorials(n: int) -> np.ndarray:
+    return np.array([math.lgamma(i + 1) for i in range(n + 1)])
+
+
 def _pmf(n: int, p: float) -> np.ndarray:
     """Binomial(n, p) probabilities from log-gamma (no scipy.stats import: ~1.4 s at start)."""
     if p <= 0:
@@ -83,8 +93,27 @@ def _pmf(n: int, p: float) -> np.ndarray:
     if p >= 1:
         return np.eye(1, n + 1, n).ravel()
     k = np.arange(n + 1)
-    return np.exp(gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
-                  + k * math.log(p) + (n - k) * math.log1p(-p))
+    lf = _log_factorials(n)
+    return np.exp(lf[n] - lf[k] - lf[n - k] + k * math.log(p) + (n - k) * math.log1p(-p))
+
+
+def _upper_tails(b: np.ndarray, d: np.ndarray, p: float) -> np.ndarray:
+    """P(Bin(d[i], p) >= b[i]) for each i (scipy's ``bdtrc(b - 1, d, p)``)."""
+    if d.size == 0:
+        return np.zeros(0)
+    n = int(d.max())
+    if n > SUMMED_UP_TO:
+        from scipy.special import bdtrc
+        return bdtrc(b - 1, d, p)
+    if p <= 0 or p >= 1:  # all mass on 0 (or on d)
+        return ((b <= 0) if p <= 0 else (b <= d)).astype(float)
+    k = np.arange(n + 1)[None, :]
+    dd = d[:, None]
+    lf = _log_factorials(n)
+    inside = (k <= dd) & (k >= b[:, None])
+    log_pmf = (lf[dd] - lf[k] - lf[np.where(inside, dd - k, 0)]
+               + k * math.log(p) + (dd - k) * math.log1p(-p))
+    return np.where(inside, np.exp(np.where(inside, log_pmf, 0.0)), 0.0).sum(axis=1)
 
 
 def paired_power(n: int, p10: float, p01: float, alpha: float = 0.05) -> float:
@@ -96,7 +125,7 @@ def paired_power(n: int, p10: float, p01: float, alpha: float = 0.05) -> float:
     ok = crit >= 0
     d = np.arange(n + 1, dtype=np.int64)
     pd = _pmf(n, min(1.0, psi))
-    tails = bdtrc(crit[ok] - 1, d[ok], p10 / psi)  # P(Bin(d, share) >= b*(d))
+    tails = _upper_tails(crit[ok], d[ok], p10 / psi)  # P(Bin(d, share) >= b*(d))
     return float(min(1.0, math.fsum((pd[ok] * tails).tolist())))
 
 
@@ -168,28 +197,48 @@ class PowerStatement:
         return dict(vars(self))
 
     def lines(self) -> list[str]:
-        def mde(v: float | None) -> str:
-            return "none" if v is None else f"+{v:.3f}"
-
         top = self.baseline + self.target_gain
         q = self.queries_for_target
         return [
             f"power: {self.queries} queries × {self.runs} runs, baseline accuracy {self.baseline:.2f}, "
             f"exact two-sided McNemar α={self.alpha:g}, 80 % power (computed exactly):",
-            f"  smallest detectable accuracy gain over queries: {mde(self.query_mde['fixes_only'])} "
-            f"if the change only fixes queries, {mde(self.query_mde['independent'])} if verdicts are "
-            "independent",
-            *([f"  with {self.queries} queries no gain from {self.baseline:.2f} is detectable at 80 % "
-               f"power: even {self.baseline:.2f} -> 1.00 is found with {self.query_power_at_top:.0%} power"]
-              if self.query_mde["fixes_only"] is None else []),
+            *_query_lines(self.queries, self.baseline, self.query_mde, self.query_power_at_top),
             f"  expected 95 % interval width of accuracy over queries: {self.query_width:.3f} "
             f"(±{self.query_width / 2:.3f})",
             f"  over the {self.queries * self.runs} runs, if runs were independent (optimistic: they "
-            f"are not): gain {mde(self.run_mde['fixes_only'])} / {mde(self.run_mde['independent'])}, "
+            f"are not): gain {_mde(self.run_mde['fixes_only'])} / {_mde(self.run_mde['independent'])}, "
             f"width {self.run_width:.3f}",
             f"  queries needed to detect {self.baseline:.2f} -> {top:.2f}: "
             f"{q['fixes_only'] or '>2000'} (fixes only) to {q['independent'] or '>2000'} (independent)",
         ]
+
+
+def _mde(v: float | None) -> str:
+    return "none" if v is None else f"+{v:.3f}"
+
+
+def _query_lines(queries: int, baseline: float, query_mde: dict[str, float | None],
+                 power_at_top: float) -> list[str]:
+    """The statement's query-level lines: the smallest detectable gain, and when there is none,
+    the power of even a change to 1.00."""
+    return [
+        f"  smallest detectable accuracy gain over queries: {_mde(query_mde['fixes_only'])} "
+        f"if the change only fixes queries, {_mde(query_mde['independent'])} if verdicts are "
+        "independent",
+        *([f"  with {queries} queries no gain from {baseline:.2f} is detectable at 80 % "
+           f"power: even {baseline:.2f} -> 1.00 is found with {power_at_top:.0%} power"]
+          if query_mde["fixes_only"] is None else []),
+    ]
+
+
+def pre_run_lines(queries: int, baseline: float = 0.8, alpha: float = 0.05) -> list[str]:
+    """What a run prints of the statement before its first trial: the query-level lines only.
+    Computed alone, without the statement's queries-needed search (up to 2000 queries), so
+    that a run's start pays milliseconds for it."""
+    return _query_lines(
+        queries, baseline,
+        {m: smallest_detectable(queries, baseline, m, alpha) for m in ("fixes_only", "independent")},
+        paired_power(queries, *cells(baseline, 1.0 - baseline, "fixes_only"), alpha))
 
 
 def power_statement(queries: int, runs: int, baseline: float = 0.8, alpha: float = 0.05,

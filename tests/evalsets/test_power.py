@@ -96,3 +96,28 @@ def test_large_sets_neither_overflow_nor_leave_the_exact_test() -> None:
         assert binomtest(b, d, 0.5).pvalue <= ALPHA < binomtest(b - 1, d, 0.5).pvalue
     statement = power_statement(5000, 3)
     assert 0 < statement.query_mde["fixes_only"] < statement.query_mde["independent"] < 0.05
+
+
+def test_summed_tails_match_scipy() -> None:
+    """Up to SUMMED_UP_TO the binomial tails are summed here rather than taken from scipy's
+    bdtrc (whose import a run's start would pay); they must be the same numbers."""
+    import numpy as np
+    from scipy.special import bdtrc
+
+    from skilleval.evalsets.power import SUMMED_UP_TO, _upper_tails
+
+    rng = np.random.default_rng(7)
+    for _ in range(500):
+        n = int(rng.integers(1, SUMMED_UP_TO + 1))
+        d = rng.integers(0, n + 1, size=20)
+        b = rng.integers(1, d + 2)  # b <= d + 1 (scipy gives nan, not 0, beyond)
+        for p in (float(rng.random()), 0.5, 1e-9, 1 - 1e-9, 0.0, 1.0):
+            assert np.allclose(_upper_tails(b, d, p), bdtrc(b - 1, d, p), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [2, 5, 12, 20, 37, 60, 100, 256, 300])
+def test_pre_run_lines_are_the_statements_query_lines(n: int) -> None:
+    from skilleval.evalsets.power import pre_run_lines
+
+    lines = power_statement(n, 1).lines()
+    assert pre_run_lines(n) == (lines[1:3] if lines[2].startswith("  with") else lines[1:2])
