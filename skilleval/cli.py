@@ -210,6 +210,7 @@ def _run_hydra(args: list[str]) -> int:
     from omegaconf.errors import OmegaConfBaseException
 
     from skilleval.config import prepare_hydra
+    from skilleval.hydra_mode import single_composition
 
     prepare_hydra()
     from skilleval.strict import check_overrides
@@ -227,7 +228,7 @@ def _run_hydra(args: list[str]) -> int:
     FINISHED.clear()
     SWEEP_ERRORS.clear()
     try:
-        with job_exit.collecting() as remote:
+        with job_exit.collecting() as remote, single_composition(args):
             _hydra_main()
         _exit_codes.extend(remote.codes)
         for job_num, line in remote.errors:
