@@ -18,14 +18,6 @@ REPO = Path(__file__).resolve().parents[1]
 WITHOUT_PANDAS = Path(__file__).resolve().parent / "without_pandas"
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    """Under ``-n N``, a worker that runs out of tests takes queued ones from another
-    (``--dist worksteal``): test durations here range from 0.1 to 30 s. Set here rather than
-    in addopts, which would break ``-p no:xdist`` (no ``--dist`` option then)."""
-    if getattr(config.option, "dist", None) == "load":  # -n N without an explicit --dist
-        config.option.dist = "worksteal"
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _started_processes_without_pandas() -> Iterator[None]:
     """Every Python process a test starts runs without pandas, as a core install has it (the
