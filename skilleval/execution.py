@@ -20,6 +20,7 @@ from typing import Any
 
 from skilleval.domain import Skill
 from skilleval.errors import UserError
+from skilleval.textfiles import shown_name
 
 EXECUTOR_MARKER = "[[skilleval-executor]]"
 """Opens the system prompt of every API executor run (how serve-sim tells a task from a trial)."""
@@ -201,7 +202,7 @@ def _utf8_name(sandbox: Path, rel: str) -> str:
         return rel
     except UnicodeEncodeError:
         pass
-    shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    shown = shown_name(rel)
     target = sandbox / shown
     if target.exists():  # never overwrite a file the model wrote
         stem = shown

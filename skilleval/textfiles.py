@@ -15,6 +15,12 @@ from skilleval.errors import UserError
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def shown_name(name: str) -> str:
+    """A file or folder name as text: bytes that are not UTF-8 (kept by Python as lone
+    surrogates, which the store, JSON and every page refuse) become ``\\xff`` escapes."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def surrogate_problem(text: str) -> str | None:
     """Why `text` cannot be written as UTF-8, or None.
 

@@ -31,6 +31,7 @@ from skilleval.functional.workspace import BOOKKEEPING, DISPLACED, ERROR_FILE
 from skilleval.store.catalog import Store, resolve_root
 from skilleval.store.schema import SCHEMA_VERSION
 from skilleval.terminal import visible_line
+from skilleval.textfiles import shown_name
 from skilleval.cliargs import ArgParser as _Parser
 
 ROLE = {"with_skill": "primary", "new_skill": "primary", "without_skill": "baseline", "old_skill": "baseline"}
@@ -202,7 +203,7 @@ def _text_only(value: Any) -> Any:
     """Folder and file names that are not UTF-8 reach Python as lone surrogates, which the
     store (Parquet strings are UTF-8) cannot hold: their bytes are kept as ``\\xff`` escapes."""
     if isinstance(value, str):
-        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return shown_name(value)
     if isinstance(value, dict):
         return {k: _text_only(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
 
+from skilleval.textfiles import shown_name
+
 TEXT_MAX = 200_000          # characters of a text file shown inline
 TABLE_ROWS = 500            # rows of a CSV/TSV/XLSX table shown inline
 TABLE_COLS = 60
@@ -30,12 +32,6 @@ CODE = {".py", ".js", ".ts", ".tsx", ".jsx", ".sh", ".rb", ".go", ".rs", ".java"
 TEXT = {".txt", ".md", ".log", ".rst", ""}
 IMAGES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
           ".webp": "image/webp"}  # no SVG: it is a document that can carry script
-
-
-def shown_name(name: str) -> str:
-    """A file name as text: bytes that are not UTF-8 (kept by Python as lone surrogates,
-    which no JSON encoder or page can carry) shown as ``\\xff`` escapes."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 class Refused(ValueError):
