@@ -7,8 +7,8 @@ ends); later identical ones are only counted, and when the sweep ends one line s
 many jobs each repeated error happened ("in all 4 jobs"). Exit codes are unaffected: the CLI
 still exits with the worst code of all jobs.
 
-Only jobs run in the CLI's own process (Hydra's basic launcher) share this tally; a launcher
-that runs jobs in other processes prints from each of them.
+Jobs a launcher runs in other processes (joblib, submitit, ray) do not print: they hand
+their line to the CLI through ``job_exit``'s files, and the CLI counts it here like any other.
 """
 from __future__ import annotations
 
