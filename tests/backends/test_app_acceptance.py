@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from once_per_run import once_per_run
 from shared_helpers import reset_sim
 from skilleval.sim.process import SimProcess  # the `sim` fixture (tests/conftest.py)
 
@@ -47,15 +48,17 @@ def verdicts(result: dict) -> list[tuple[str, int, int, str]]:
 
 @pytest.fixture(scope="module")
 def stub_result(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    proc, result = run_app(tmp_path_factory.mktemp("stub"), "store", "backend=stub")
+    proc, result = once_per_run(tmp_path_factory, "app-acceptance-stub",
+                                lambda root: run_app(root, "store", "backend=stub"))
     assert proc.returncode == 0, proc.stderr
     return result
 
 
 @dataclass
 class RealRuns:
-    """The fault-free real-backend runs, made once per module: the match-the-stub tests and
-    the no-key-leak test read the same runs (their folder, output and serve-sim's log)."""
+    """The fault-free real-backend runs, made once per test run (`once_per_run`: not once
+    per xdist worker): the match-the-stub tests and the no-key-leak test read the same runs
+    (their folder, output and serve-sim's log)."""
 
     root: Path
     runs: dict[str, tuple[subprocess.CompletedProcess, dict | None]]
@@ -63,22 +66,24 @@ class RealRuns:
 
 
 @pytest.fixture(scope="module")
-def real_runs(tmp_path_factory: pytest.TempPathFactory, sim_server: SimProcess,
+def real_runs(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest,
               claude_bin: str) -> RealRuns:
-    root = tmp_path_factory.mktemp("real")
-    backends = {
-        "anthropic_api": ["backend=anthropic_api"],
-        "claude_cli-1": ["backend=claude_cli", f"backend.executable={claude_bin}",
-                         "trigger.concurrency=1"],
-        "claude_cli-16": ["backend=claude_cli", f"backend.executable={claude_bin}",
-                          "trigger.concurrency=16"],
-    }
-    runs, logs = {}, []
-    for name, overrides in backends.items():
-        reset_sim(sim_server)
-        runs[name] = run_app(root, name, *overrides, f"backend.base_url={sim_server.url}")
-        logs.append(json.dumps(sim_server.log()))
-    return RealRuns(root, runs, logs)
+    def build(root: Path) -> tuple[Path, dict, list[str]]:
+        sim_server: SimProcess = request.getfixturevalue("sim_server")  # only when building
+        backends = {
+            "anthropic_api": ["backend=anthropic_api"],
+            "claude_cli-1": ["backend=claude_cli", f"backend.executable={claude_bin}",
+                             "trigger.concurrency=1"],
+            "claude_cli-16": ["backend=claude_cli", f"backend.executable={claude_bin}",
+                              "trigger.concurrency=16"],
+        }
+        runs, logs = {}, []
+        for name, overrides in backends.items():
+            reset_sim(sim_server)
+            runs[name] = run_app(root, name, *overrides, f"backend.base_url={sim_server.url}")
+            logs.append(json.dumps(sim_server.log()))
+        return root, runs, logs
+    return RealRuns(*once_per_run(tmp_path_factory, "app-acceptance-real-runs", build))
 
 
 @pytest.mark.parametrize("concurrency", [1, 16])

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from once_per_run import once_per_run, shared_root
 
 CHROMIUM = os.environ.get("SKILLEVAL_CHROMIUM", "/usr/bin/chromium")
 CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -43,9 +44,11 @@ class ViewerEnv:
         return self.cli.store
 
 
-def _last_run(cli: Any) -> str:
-    out = cli.run("sql", "select run_id from runs order by ts desc limit 1", "--format", "json", check=0)
-    return json.loads(out.stdout)[0]["run_id"]
+def _last_run(store: Path) -> str:
+    """The newest run's id, read in-process (`skilleval sql` has its own tests)."""
+    from skilleval.store.catalog import Store
+
+    return Store(store).query("select run_id from runs order by ts desc limit 1").to_pylist()[0]["run_id"]
 
 
 def add_hostile_files(outputs: Path) -> Path:
@@ -87,28 +90,40 @@ def add_hostile_trial(store: Path, run_id: str) -> None:
     w.close()
 
 
-@pytest.fixture(scope="session")
-def viewer_env(tmp_path_factory: pytest.TempPathFactory, make_skilleval_cli: Any) -> ViewerEnv:
-    """Real runs into one store: a sweep, trigger_opt, functional_eval, a hostile trigger_eval."""
-    root = tmp_path_factory.mktemp("viewer")
-    cli = make_skilleval_cli(root)
-    env = ViewerEnv(cli)
+def _build_viewer_env(cli: Any) -> dict[str, Any]:
+    """The runs of `viewer_env` into `cli`'s store; their ids and folders, as plain data."""
+    from skilleval.store.catalog import Store
+
+    runs: dict[str, str] = {}
     cli.run("-m", "+experiment=trigger_eval", "trigger.threshold=0.3,0.7", "trigger.runs=2", check=0)
     cli.run("+experiment=trigger_opt", "optimize.max_iterations=2", check=0, timeout=300)
-    env.runs["trigger_opt"] = _last_run(cli)
+    runs["trigger_opt"] = _last_run(cli.store)
     cli.run("+experiment=functional_eval", "functional.runs=1", "functional.analyze=false", check=0, timeout=300)
-    env.runs["functional_eval"] = _last_run(cli)
-    cases = root / "hostile_cases.json"
+    runs["functional_eval"] = _last_run(cli.store)
+    cases = cli.cwd / "hostile_cases.json"
     cases.write_text(json.dumps(HOSTILE_CASES, ensure_ascii=False), encoding="utf-8")
     cli.run("+experiment=trigger_eval", f"cases={cases}", "trigger.runs=2", check=0)
-    env.runs["trigger_eval"] = _last_run(cli)
-    add_hostile_trial(cli.store, env.runs["trigger_eval"])
-    summary = json.loads(cli.run("sql", "select summary_json from runs where run_id = ?".replace(
-        "?", f"'{env.runs['functional_eval']}'"), "--format", "json", check=0).stdout)[0]["summary_json"]
-    env.workspace = Path(json.loads(summary)["workspace"])
-    first = sorted(p for p in env.workspace.iterdir() if p.is_dir())[0]
-    env.hostile_dir = add_hostile_files(first / "with_skill" / "run-1" / "outputs")
-    return env
+    runs["trigger_eval"] = _last_run(cli.store)
+    add_hostile_trial(cli.store, runs["trigger_eval"])
+    summary = Store(cli.store).query("select summary_json from runs where run_id = ?",
+                                     [runs["functional_eval"]]).to_pylist()[0]["summary_json"]
+    workspace = Path(json.loads(summary)["workspace"])
+    first = sorted(p for p in workspace.iterdir() if p.is_dir())[0]
+    hostile_dir = add_hostile_files(first / "with_skill" / "run-1" / "outputs")
+    return {"runs": runs, "workspace": str(workspace), "hostile_dir": str(hostile_dir)}
+
+
+@pytest.fixture(scope="session")
+def viewer_env(tmp_path_factory: pytest.TempPathFactory, make_skilleval_cli: Any) -> ViewerEnv:
+    """Real runs into one store: a sweep, trigger_opt, functional_eval, a hostile trigger_eval.
+
+    Made once per test run (`once_per_run`), not once per xdist worker: the tests only read
+    it. The one that writes feedback through the viewer writes feedback.json, which no test
+    reads but it; tests that add runs (a live eval) use a store of their own (`live_viewer`)."""
+    built = once_per_run(tmp_path_factory, "viewer-env",
+                         lambda root: _build_viewer_env(make_skilleval_cli(root)))
+    cli = make_skilleval_cli(shared_root(tmp_path_factory) / "once-viewer-env")
+    return ViewerEnv(cli, built["runs"], Path(built["workspace"]), Path(built["hostile_dir"]))
 
 
 @dataclass
@@ -132,6 +147,25 @@ def start_view(store: Path, env: dict[str, str]) -> ViewerProcess:
 def viewer(viewer_env: ViewerEnv) -> Iterator[ViewerProcess]:
     vp = start_view(viewer_env.store, viewer_env.cli.env)
     yield vp
+    os.kill(vp.proc.pid, signal.SIGTERM)
+    vp.proc.wait(timeout=10)
+
+
+@dataclass
+class LiveViewer:
+    """A store of its own with `skilleval view` on it, for a test that adds runs while the
+    viewer shows them (`viewer_env`'s store is shared, read-only)."""
+
+    cli: Any
+    viewer: ViewerProcess
+
+
+@pytest.fixture
+def live_viewer(tmp_path: Path, make_skilleval_cli: Any) -> Iterator[LiveViewer]:
+    cli = make_skilleval_cli(tmp_path / "live")
+    cli.store.mkdir(parents=True)
+    vp = start_view(cli.store, cli.env)
+    yield LiveViewer(cli, vp)
     os.kill(vp.proc.pid, signal.SIGTERM)
     vp.proc.wait(timeout=10)
 
