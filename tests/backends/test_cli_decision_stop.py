@@ -192,9 +192,15 @@ def test_a_slot_is_freed_when_its_process_is_killed_not_when_it_is_reaped() -> N
 def test_more_processes_when_the_api_keeps_them_waiting(sim, claude_bin) -> None:  # noqa: ANN001
     """With a slow API (1.5 s before the answer) the CPUs would idle at one process per CPU:
     the cap grows from the CLI's own timing, and the API sees more requests at once than
-    there are CPUs. A fast API keeps the cap at the CPUs."""
-    items = list(trials(repeats=8, queries=["Please fill in the PDF form tax.pdf with my name",
-                                            "populate the fields of this pdf form for me"]))
+    there are CPUs. A fast API keeps the cap at the CPUs.
+
+    2 x (CPUs + 2) trials: after the first wave, CPUs + 4 wait for a slot, so the cap has
+    windows with trials queued in which to grow (or, on a fast API, to wrongly grow), and a
+    grown cap has queued trials to start at once (was 16 trials: 2 s of a fast run and 1.5 s
+    of API wait per extra wave on a busy machine, for the same two assertions)."""
+    items = list(trials(repeats=usable_cpus() + 2,
+                        queries=["Please fill in the PDF form tax.pdf with my name",
+                                 "populate the fields of this pdf form for me"]))
 
     def run(latency_ms: float) -> tuple[int, int]:
         sim.reset(latency_ms=latency_ms)  # stats (the in-flight peak) start again
@@ -250,7 +256,8 @@ def test_completions_and_tasks_teach_the_cap_as_trials_do(sim, claude_bin, tmp_p
     meter = recording(b)
 
     async def completions():  # noqa: ANN202
-        return await asyncio.gather(*(b.complete(f"Say hello {i}") for i in range(10)))
+        # CPUs + 4: after the first wave, 4 wait for a slot (as in the trial test above)
+        return await asyncio.gather(*(b.complete(f"Say hello {i}") for i in range(usable_cpus() + 4)))
     got = asyncio.run(completions())
     assert all("simulated completion" in c.text for c in got)
     assert_cap_followed_the_machine(meter, b.gate.peak, sim.stats().get("messages_in_flight_peak", 0),
