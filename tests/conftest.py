@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from once_per_run import once_per_run, shared_root
 from shared_helpers import reset_sim
 
 REPO = Path(__file__).resolve().parents[1]
@@ -115,8 +116,9 @@ def default_trigger_run(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun
     """`skilleval +experiment=trigger_eval trigger.runs=1` (the default example on the stub),
     run once per session for the tests that only read it (its output, its store): don't
     write to its store or outputs."""
-    cli = make_cli(tmp_path_factory.mktemp("default-trigger-run"))
-    return FinishedRun(cli, cli.run("+experiment=trigger_eval", "trigger.runs=1", check=0))
+    proc = once_per_run(tmp_path_factory, "default-trigger-run", lambda root: make_cli(root).run(
+        "+experiment=trigger_eval", "trigger.runs=1", check=0))  # once, not once per xdist worker
+    return FinishedRun(make_cli(shared_root(tmp_path_factory) / "once-default-trigger-run"), proc)
 
 
 # -- the real claude CLI -------------------------------------------------------------------

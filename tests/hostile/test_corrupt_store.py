@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from once_per_run import once_per_run
 
 REPO = Path(__file__).resolve().parents[2]
 SKILL = REPO / "experiments" / "csv-tidy"
@@ -42,11 +43,14 @@ def _sql(cli, query: str) -> list[dict]:
 @pytest.fixture(scope="module")
 def two_run_store(tmp_path_factory: pytest.TempPathFactory, make_skilleval_cli) -> Path:
     """A store written by two real runs (two trial parts: repeats 0, then 1), made once per
-    module; each test damages its own copy (`cli_with_two_runs`)."""
-    cli = make_skilleval_cli(tmp_path_factory.mktemp("two-runs"))
-    cli.run(*RUN, "trigger.runs=1", check=0)
-    cli.run(*RUN, check=0)
-    return cli.store
+    test run (`once_per_run`: not once per xdist worker); each test damages its own copy
+    (`cli_with_two_runs`)."""
+    def build(root: Path) -> Path:
+        cli = make_skilleval_cli(root)
+        cli.run(*RUN, "trigger.runs=1", check=0)
+        cli.run(*RUN, check=0)
+        return cli.store
+    return once_per_run(tmp_path_factory, "corrupt-store-two-runs", build)
 
 
 @pytest.fixture
