@@ -132,7 +132,7 @@ def test_real_backends_store_a_bounded_secret_free_excerpt(tmp_path: Path, sim) 
                "ANTHROPIC_API_KEY": key}
         proc = subprocess.run([sys.executable, "-m", "skilleval.cli", "+experiment=trigger_eval",
                                f"skill={repo / 'experiments/csv-tidy'}", f"cases={cases}", "backend.model=sim-1",
-                               "trigger.runs=2", "trigger.self_check=false", "progress=false",
+                               "trigger.runs=1", "trigger.self_check=false", "progress=false",
                                f"backend.base_url={sim.url}", *backend],
                               env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr[-2000:]
@@ -142,6 +142,8 @@ def test_real_backends_store_a_bounded_secret_free_excerpt(tmp_path: Path, sim) 
         valid = [r for r in rows if r["outcome"] in ("triggered", "not_triggered")]
         assert valid and all(r["excerpt"] and len(r["excerpt"]) <= 200 for r in valid), (backend, rows)
         assert all(key not in (r["excerpt"] or "") for r in rows)
+        assert any(r["fired"] for r in valid), rows  # one trial each way (runs=1: an excerpt
+        # is per trial, a second repeat would show nothing more)
         assert all("Skill" in r["excerpt"] for r in valid if r["fired"]), rows
 
 
