@@ -77,6 +77,7 @@ class FunctionalRunner:
         self.blobs = store.root / "blobs"
         self._exec_writer = store.writer("executions", self.job.experiment, self.job.run_id)
         self._grade_writer = store.writer("grades", self.job.experiment, self.job.run_id)
+        self._stored_grades: dict[str, dict[str, Any]] | None = None  # grade_all's one read
         # judges, the comparator and the analyzer ask the model through this: every call they
         # make (re-asks too) is booked against the budget and its cost counted
         self.model_backend = metered(self.job.backend, self.job.budget)
@@ -185,26 +186,41 @@ class FunctionalRunner:
 
     async def grade_all(self, plan: list[RunRecord], progress: Any = None) -> None:
         task = progress.add_task("grading", total=len(plan)) if progress else None
+        # The stored grades of the whole plan in one store read: a read opens a DuckDB
+        # connection with a view per table (~0.1 s), and one per record and judge was most of
+        # a resumed run's time. Nothing this run writes is a grade another record looks up
+        # (a grade's key holds its execution's key).
+        self._stored_grades = self._lookup_grades(
+            [k for rec in plan if rec.valid for judge, items in self._groups(rec.case)
+             for k in self._grade_keys(rec, judge, items)])
 
         async def one(rec: RunRecord) -> None:
             await self.grade(rec)
             if progress:
                 progress.advance(task)
-        await asyncio.gather(*(one(r) for r in plan))
+        try:
+            await asyncio.gather(*(one(r) for r in plan))
+        finally:
+            self._stored_grades = None
         self._grade_writer.flush()
+
+    def _grade_keys(self, rec: RunRecord, judge: Any, items: list[tuple[int, Expectation]]) -> list[str]:
+        res = rec.result
+        return [digest("grade", res.key, outcome_digest(res), judge.identity(), judge.samples,
+                       e.fingerprint()) for _, e in items]
+
+    def _lookup_grades(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        return rows_by_key(self.job.store.lookup("grades", "key", keys, where="status <> 'judge_error'"))
 
     async def grade(self, rec: RunRecord) -> None:
         if not rec.valid:
             rec.verdicts = []  # an error is never a failed expectation: nothing to grade
             return
-        res = rec.result
         verdicts: dict[int, Verdict] = {}
-        outcome = outcome_digest(res)
+        stored = self._stored_grades  # grade_all's read, if it made one
         for judge, items in self._groups(rec.case):
-            keys = [digest("grade", res.key, outcome, judge.identity(), judge.samples, e.fingerprint())
-                    for _, e in items]
-            found = rows_by_key(self.job.store.lookup("grades", "key", keys,
-                                                      where="status <> 'judge_error'"))
+            keys = self._grade_keys(rec, judge, items)
+            found = stored if stored is not None else self._lookup_grades(keys)
             if all(k in found for k in keys):
                 for (i, _), k in zip(items, keys):
                     r = found[k]
