@@ -26,9 +26,12 @@ T = TypeVar("T")
 
 
 def shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The run's temporary folder every worker sees (a worker's own is one level down)."""
+    """The run's temporary folder every worker sees (a worker's own is one level down, named
+    after it: ``popen-gw0``). Checked by name: a pytest that a test starts inherits
+    PYTEST_XDIST_WORKER, and its basetemp's parent is shared by every run."""
     base = tmp_path_factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return base.parent if worker and base.name.endswith(f"-{worker}") else base
 
 
 def once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str,
