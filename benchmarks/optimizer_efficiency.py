@@ -151,10 +151,11 @@ def hold_out(cases: list[TriggerCase], k: int, seed: int) -> tuple[list[TriggerC
     return [c for c in cases if c.id not in ids], unseen
 
 
-def ours(example: str, seed: int, extra: list[str], tmp: Path) -> tuple[int, str, str]:
+def ours(example: str, seed: int, extra: list[str], tmp: Path) -> tuple[int, str, str, dict]:
     """Calls, the recommended description (what ours hands the user: results.json
-    ``recommended``, the description ``optimize.apply=true`` writes) and the loop's
-    validation-selected best before the held-out check."""
+    ``recommended``, the description ``optimize.apply=true`` writes), the loop's
+    validation-selected best before the held-out check, and the run's path (for
+    ``--diagnose``: iterations, exit reason, each evaluated description and its decision)."""
     env = {**os.environ, "SKILLEVAL_STORE": str(tmp / "store"), "SKILLEVAL_OUTPUTS": str(tmp / "out")}
     # the console script beside this interpreter (works from a venv that is not activated)
     beside = Path(sys.executable).parent / "skilleval"
@@ -168,7 +169,9 @@ def ours(example: str, seed: int, extra: list[str], tmp: Path) -> tuple[int, str
         raise SystemExit(out.stderr)
     res = json.loads(next((tmp / "out").rglob("results.json")).read_text())
     shutil.rmtree(tmp)
-    return res["calls"], res["recommended"]["description"], res["best_description"]
+    path = {"iterations": res["iterations_run"], "exit": res["exit_reason"],
+            "history": [(h["iteration"], h["description"], h["decision"] or "") for h in res["history"]]}
+    return res["calls"], res["recommended"]["description"], res["best_description"], path
 
 
 def skill_creator(skill, cases: list[TriggerCase], seed: int, tmp: Path) -> tuple[int, str, float, bool]:
@@ -227,10 +230,12 @@ def paired_ci(diffs: list[float], confidence: float = 0.95) -> tuple[float, floa
     return mean, mean - half, mean + half
 
 
-def unit(example: str, seed: int, configs: list[str], unseen_k: int = 0) -> dict:
+def unit(example: str, seed: int, configs: list[str], unseen_k: int = 0,
+         diagnose: bool = False) -> dict:
     """One (example, seed) unit: every configuration of ours and the skill-creator protocol,
     each chosen description measured on the same fresh test draws (and, with ``unseen_k``,
-    on the held-out queries neither protocol saw: keys ``*_unseen``)."""
+    on the held-out queries neither protocol saw: keys ``*_unseen``). With ``diagnose``, also
+    how ours got there (keys ``ours{k}_diag``: see `print_diagnosis`)."""
     skill = load_skill(REPO / "experiments" / example)
     cases, unseen = hold_out(load_trigger_cases(skill.path / "evals" / "trigger_eval.json"), unseen_k, seed)
     test = list(StratifiedSplitter(StratifiedParams(seed=seed)).split(cases).test)
@@ -244,10 +249,16 @@ def unit(example: str, seed: int, configs: list[str], unseen_k: int = 0) -> dict
             dump_trigger_cases(cases, Path(t) / "cases.json")
             given = [f"cases={Path(t) / 'cases.json'}"]
         for k, conf in enumerate(configs):
-            calls, chosen[f"ours{k}"], chosen[f"ours{k}_best"] = ours(
+            calls, chosen[f"ours{k}"], chosen[f"ours{k}_best"], path = ours(
                 example, seed, [*given, *conf.split()], Path(t) / f"o{k}")
             row[f"ours{k}_calls"], row[f"ours{k}_acc"] = calls, acc(chosen[f"ours{k}"])
             row[f"ours{k}_best_acc"] = acc(chosen[f"ours{k}_best"])
+            if diagnose:  # every description ours evaluated, scored on the same fresh draws
+                row[f"ours{k}_diag"] = {
+                    "iterations": path["iterations"], "exit": path["exit"].split(" ")[0],
+                    "accepted": sum(d.startswith("accepted") for _, _, d in path["history"]),
+                    "overruled": chosen[f"ours{k}"] != chosen[f"ours{k}_best"],
+                    "candidates": [(it, d.split(" (")[0], acc(desc)) for it, desc, d in path["history"]]}
         sc_calls, chosen["sc"], sc_reported, stalled = skill_creator(skill, cases, seed, Path(t) / "c")
     row.update(sc_calls=sc_calls, sc_acc=acc(chosen["sc"]), sc_reported=sc_reported)
     if stalled:
@@ -256,6 +267,37 @@ def unit(example: str, seed: int, configs: list[str], unseen_k: int = 0) -> dict
         row.update({f"{who}_unseen": fresh_accuracy(backend, skill.with_description(d), unseen)
                     for who, d in chosen.items()})
     return row
+
+
+def print_diagnosis(rows: list[dict], configs: list[str]) -> None:
+    """``--diagnose``: where ours loses to skill-creator, per unit and in sum. Each unit's
+    difference d (fresh test accuracy, ours recommended - skill-creator) falls in one class:
+    ours kept the original (no candidate won its paired test), the test check overruled the
+    loop's best, or ours handed over another description; and whether any description ours
+    evaluated scored at least skill-creator's (so the loss is in choosing, not proposing).
+    The sums are each class's share of the mean d."""
+    for k, conf in enumerate(configs):
+        print(f"\nDIAGNOSIS ours {conf or '(defaults)'}: per unit (fresh test accuracy)")
+        print(f"{'example':<18}{'seed':>5}{'orig':>6}{'ours':>6}{'val-best':>9}{'sc':>6}{'max cand':>9}"
+              f"{'acc.':>5}{'iters':>6}  exit; candidates (iteration: decision accuracy)")
+        share: dict[str, float] = {}
+        for r in rows:
+            g = r[f"ours{k}_diag"]
+            top = max(a for *_, a in g["candidates"])
+            print(f"{r['example']:<18}{r['seed']:>5}{r['orig']:>6.2f}{r[f'ours{k}_acc']:>6.2f}"
+                  f"{r[f'ours{k}_best_acc']:>9.2f}{r['sc_acc']:>6.2f}{top:>9.2f}{g['accepted']:>5}"
+                  f"{g['iterations']:>6}  {g['exit']}; "
+                  + " | ".join(f"{it}: {d} {a:.1f}" for it, d, a in g["candidates"]))
+            d = r[f"ours{k}_acc"] - r["sc_acc"]
+            how = ("kept the original" if not g["accepted"] else
+                   "test check overruled" if g["overruled"] else "handed over a candidate")
+            had = "had one as good" if top >= r["sc_acc"] else "had none as good"
+            key = f"{how}, {'ours lower' if d < 0 else 'ours higher' if d > 0 else 'tie'}" + \
+                (f" ({had})" if d < 0 else "")
+            share[key] = share.get(key, 0.0) + d / len(rows)
+        print("share of the mean paired difference by class:")
+        for key, v in sorted(share.items()):
+            print(f"  {key:<58}{v:+.3f}")
 
 
 def significance(low: float, high: float) -> str:
@@ -298,6 +340,9 @@ def main() -> None:
     ap.add_argument("--unseen", type=int, default=0, metavar="K",
                     help="also hold out K queries per unit from both protocols and score the chosen "
                          "descriptions on them (supplementary; 0 = off; see the module docstring)")
+    ap.add_argument("--diagnose", action="store_true",
+                    help="also print, per unit, how ours got its description and where it loses "
+                         "(scores every description ours evaluated on the fresh test draws)")
     args = ap.parse_args()
     if args.unseen < 0 or args.unseen == 1:
         ap.error("--unseen must be 0 (off) or at least 2 (one query of each class)")
@@ -305,7 +350,8 @@ def main() -> None:
     units = [(e, s) for e in args.examples for s in range(args.seed_start, args.seed_start + args.seeds)]
     rows = []
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for row in pool.map(unit, *zip(*units), [configs] * len(units), [args.unseen] * len(units)):
+        for row in pool.map(unit, *zip(*units), [configs] * len(units), [args.unseen] * len(units),
+                            [args.diagnose] * len(units)):
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     label = lambda k: f"ours {configs[k] or '(defaults)'}"  # noqa: E731
@@ -344,6 +390,8 @@ def main() -> None:
                  else "(target not judged: it is defined on full eval sets, without --unseen)"))
     if args.unseen:
         print_unseen(rows, args.examples, configs, args.unseen)
+    if args.diagnose:
+        print_diagnosis(rows, configs)
 
 
 if __name__ == "__main__":
