@@ -9,7 +9,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
-from optimizer_efficiency import print_diagnosis
+from optimizer_tables import print_diagnosis
 
 
 def _row(seed: int, ours: float, sc: float, accepted: int, overruled: bool, cands: list[float]) -> dict:
