@@ -108,11 +108,11 @@ target figures repeat the run above exactly; the run is deterministic): calls ra
 0.808 vs skill-creator's 0.829, paired -0.021 [-0.042, +0.000]; the target is NOT met.
 Supplementary: skill-creator choosing by its train score gets 0.803, so choosing on the scored
 test queries is worth +0.026 [+0.008, +0.043] to it (significant), and ours against that
-choice is +0.004 [-0.020, +0.029]: the gap is accounted for by skill-creator's selection on the queries
-the benchmark scores, which ours, whose test number must stay held out, may not do. By class:
-handed over a candidate +0.028 higher, -0.034 lower where ours had evaluated one as good
-(choosing), -0.001 where it had none (proposing); kept the original -0.011 (+0.002); test
-check overruled -0.004.
+choice is +0.004 [-0.020, +0.029]: the gap is accounted for by skill-creator's selection on
+the queries the benchmark scores, which ours, whose test number must stay held out, may not
+do. By class: handed over a candidate +0.028 higher, -0.034 lower where ours had evaluated one
+as good (choosing), -0.001 where it had none (proposing); kept the original -0.011 (+0.002);
+test check overruled -0.004.
 
 Usage: python benchmarks/optimizer_efficiency.py [--seeds 30] [--seed-start 0] [--jobs 2]
        [--ours "optimize.patience=1" ...] [--unseen 4] [--diagnose]
