@@ -211,6 +211,7 @@ def _run_hydra(args: list[str]) -> int:
 
     from skilleval.config import prepare_hydra
     from skilleval.hydra_mode import single_composition
+    from skilleval.hydra_store import shared_config_store
 
     prepare_hydra()
     from skilleval.strict import check_overrides
@@ -228,7 +229,7 @@ def _run_hydra(args: list[str]) -> int:
     FINISHED.clear()
     SWEEP_ERRORS.clear()
     try:
-        with job_exit.collecting() as remote, single_composition(args):
+        with job_exit.collecting() as remote, single_composition(args), shared_config_store():
             _hydra_main()
         _exit_codes.extend(remote.codes)
         for job_num, line in remote.errors:
