@@ -242,7 +242,9 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     sweep_id, job_num, overrides, output_dir = _sweep_identity()
     sweep_id = sweep_id or run_id
     from skilleval.store.catalog import Store
+    from skilleval.store.pandas_probe import skip_pandas_probe
 
+    skip_pandas_probe()  # before the store's first conversion (pandas, if installed: ~0.5 s)
     store_cfg = cfg.store
     store = Store(open_store_root(store_cfg.get("root")),
                   flush_rows=int(store_cfg.flush_rows), flush_seconds=float(store_cfg.flush_seconds))
