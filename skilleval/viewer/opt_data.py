@@ -35,11 +35,20 @@ def _passed(outs: list[dict[str, Any]]) -> dict[str, bool]:
 
 
 def opt_page(q: Queries, run_id: str) -> dict[str, Any]:
+    """The page's intervals are at the run's own level (``trigger.confidence``), as its test
+    block in results.json is, and the page says which."""
+    from skilleval.viewer.trigger_data import run_confidence
+
+    level = run_confidence(q, run_id)
+
+    def ci(passed: dict[str, bool]) -> dict[str, Any]:
+        return interval(sum(passed.values()), len(passed), level)
+
     if "candidates" not in q.tables():
-        return {"iterations": [], "candidates": [], "chart": [], "test": None}
+        return {"iterations": [], "candidates": [], "chart": [], "test": None, "confidence": level}
     found = q.table_rows("candidates", run_id, columns="run_key", limit=1)
     if not found:
-        return {"iterations": [], "candidates": [], "chart": [], "test": None}
+        return {"iterations": [], "candidates": [], "chart": [], "test": None, "confidence": level}
     run_key = found[0]["run_key"]
     latest = q.sql("""SELECT state_json FROM candidates WHERE run_key = ? AND role = 'iteration'
                       ORDER BY iteration DESC, ts DESC LIMIT 1""", [run_key])
@@ -47,7 +56,7 @@ def opt_page(q: Queries, run_id: str) -> dict[str, Any]:
         "SELECT DISTINCT case_id, query, split FROM splits WHERE run_key = ?", [run_key])} \
         if "splits" in q.tables() else {}
     if not latest:
-        return {"iterations": [], "candidates": [], "chart": [], "test": None}
+        return {"iterations": [], "candidates": [], "chart": [], "test": None, "confidence": level}
     state = json.loads(latest[0]["state_json"])
     entries = state["entries"]
     candidates, chart = [], []
@@ -72,8 +81,7 @@ def opt_page(q: Queries, run_id: str) -> dict[str, Any]:
             candidates.append({
                 "iteration": it, "candidate": e["candidate"], "proposer": e["proposer"],
                 "description": e["description"], "decision": e["decision"], "p_value": e["p_value"],
-                "rank": e.get("rank"), "train": interval(sum(t.values()), len(t)),
-                "validation": interval(sum(v.values()), len(v)),
+                "rank": e.get("rank"), "train": ci(t), "validation": ci(v),
                 "diff": word_diff(base["description"], e["description"]) if base else [],
                 "flips": flips,
             })
@@ -83,13 +91,11 @@ def opt_page(q: Queries, run_id: str) -> dict[str, Any]:
             incumbent = accepted
         best = max(group, key=lambda e: (sum(_passed(e["validation"]).values()),
                                          sum(_passed(e["train"]).values())))
-        chart.append({"iteration": it, "train": interval(sum(_passed(best["train"]).values()),
-                                                         len(_passed(best["train"]))),
-                      "validation": interval(sum(_passed(best["validation"]).values()),
-                                             len(_passed(best["validation"]))),
+        chart.append({"iteration": it, "train": ci(_passed(best["train"])),
+                      "validation": ci(_passed(best["validation"])),
                       "incumbent_description": incumbent["description"] if incumbent else None})
     best_entry = entries[state["incumbent"]] if entries else None
-    return {"run_key": run_key, "exit_reason": state.get("exit_reason"),
+    return {"run_key": run_key, "confidence": level, "exit_reason": state.get("exit_reason"),
             "iterations_done": state.get("iteration"), "candidates": candidates, "chart": chart,
             "original": entries[0]["description"] if entries else None,
             "best": best_entry["description"] if best_entry else None,

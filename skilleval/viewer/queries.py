@@ -97,10 +97,12 @@ class Queries:
             where.append("(run_id ILIKE ? OR skill ILIKE ? OR experiment ILIKE ? OR model ILIKE ? "
                          "OR backend ILIKE ? OR array_to_string(overrides, ' ') ILIKE ?)")
             params += [f"%{q}%"] * 6
-        for col, val in (("experiment", experiment), ("status", status), ("sweep_id", sweep)):
+        for col, val in (("experiment", experiment), ("sweep_id", sweep)):
             if val:
                 where.append(f"{col} = ?")
                 params.append(val)
+        if status:
+            where.append(self._status_condition(status, params))
         cond = " AND ".join(where)
         con = self._runs_con()
         try:
@@ -121,6 +123,22 @@ class Queries:
             con.close()
         return {"rows": page, "total": int(total), "offset": offset, "limit": limit,
                 "experiments": experiments}
+
+    def _status_condition(self, status: str, params: list[Any]) -> str:
+        """The filter for one status as the page shows it: a 'running' row whose lease nobody
+        holds is shown 'stale' (see _liveness), so 'running' and 'stale' split the stored
+        'running' rows by the leases held now. Where leases do not exist (a remote store)
+        nothing is known to be stale, and 'running' keeps every stored 'running' row."""
+        if status not in ("running", "stale"):
+            params.append(status)
+            return "status = ?"
+        if not isinstance(self.store.root, Path):
+            return "status = 'running'" if status == "running" else "FALSE"
+        from skilleval.store.liveness import alive_runs
+
+        params.append(alive_runs(self.store.root))
+        held = "list_contains(?::VARCHAR[], run_id)"
+        return f"status = 'running' AND {held if status == 'running' else 'NOT ' + held}"
 
     def _add_headlines(self, con: duckdb.DuckDBPyConnection, page: list[dict[str, Any]]) -> None:
         """Headline metric with its interval, and the live trial count, for each run shown."""

@@ -21,9 +21,11 @@
         h("ul", {}, c.flips.map((f) => h("li", { dir: "auto" }, `${f.now === "pass" ? "now passes" : "now fails"} (${f.split || "?"}): `, f.query)))) : "");
   }
 
-  function testBlock(test) {
+  const lvl = (d) => `${Math.round(100 * ((d && d.confidence) || 0.95))}%`;
+
+  function testBlock(test, level) {
     if (!test || (!test.original && !test.best)) return h("p", { class: "muted" }, "test split: evaluated once, at the end of the run");
-    const t = SE.table(["", "score", "accuracy [95% CI]"], "grid");
+    const t = SE.table(["", "score", `accuracy [${level} CI]`], "grid");
     for (const side of ["original", "best"]) {
       const b = test[side];
       if (b) t.tbody.append(h("tr", {}, h("th", {}, side), h("td", {}, b.score || "n/a"), h("td", {}, SE.ci(b.accuracy))));
@@ -42,8 +44,8 @@
     box.append(canvas);
     const list = h("div", { class: "candidates" });
     const best = h("div"), test = h("div");
-    body.append(status, h("h2", {}, "Accuracy per iteration (best candidate of each; band = 95% CI)"), box,
-      h("h2", {}, "Original vs best"), best, test, h("h2", {}, "Candidates"), list);
+    body.append(status, h("h2", {}, `Accuracy per iteration (best candidate of each; band = ${lvl(d)} CI)`), box,
+      h("h2", {}, "Original vs best"), best, test, h("h2", {}, `Candidates (intervals: ${lvl(d)} CI)`), list);
     let chart = null;
     const paint = () => {
       status.textContent = d.chart.length ? `${d.chart.length - 1} iteration(s) finished${d.exit_reason ? " · stopped: " + d.exit_reason : " · running"}` : "no iteration finished yet";
@@ -60,7 +62,7 @@
       } else { chart.data = data; chart.update("none"); }
       SE.clear(best);
       if (d.best) best.append(d.best_diff.length ? SE.diff(d.best_diff) : h("p", { dir: "auto" }, d.best));
-      SE.clear(test).append(testBlock(d.test));
+      SE.clear(test).append(testBlock(d.test, lvl(d)));
       SE.keyed(list, d.candidates, (c) => `${c.iteration}.${c.candidate}`, candidate);
     };
     paint();
