@@ -14,10 +14,14 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 HEAVY = ("pyarrow", "duckdb", "numpy")
+# tests/conftest.py puts this folder on the started processes' PYTHONPATH (it hides pandas);
+# named here, not imported: under xdist, ``conftest`` may be another folder's module
+WITHOUT_PANDAS = Path(__file__).resolve().parents[1] / "without_pandas"
 
 # Calls the CLI's main() in this process and prints its exit code and the heavy modules it loaded.
 PROGRAM = """
@@ -80,8 +84,7 @@ def test_a_job_writes_its_store_without_importing_pandas_and_pandas_still_works(
     # This one test lets its process see pandas (the suite hides it from the others): the
     # point is a user who has pandas installed. pandas comes with the test extra.
     assert importlib.util.find_spec("pandas") is not None, "pandas is missing: pip install -e '.[test]'"
-    from conftest import WITHOUT_PANDAS
-
+    assert str(WITHOUT_PANDAS) in os.environ.get("PYTHONPATH", "").split(os.pathsep)
     path = os.pathsep.join(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
                            if p and p != str(WITHOUT_PANDAS))
     out = _run(skilleval_cli, JOB_THEN_PANDAS, "+experiment=trigger_eval", "trigger.runs=1",
