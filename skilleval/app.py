@@ -16,7 +16,7 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Coroutine, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Coroutine, Iterator, TypeVar
 
 from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
@@ -33,13 +33,14 @@ from skilleval.events import JobEnd, JobStart
 from skilleval.progress import LiveProgress, PlainProgress
 from skilleval.registry import Registry
 from skilleval.skills import description_problems, load_skill
-from skilleval.store.catalog import Store
 from skilleval.store.liveness import run_lease
-from skilleval.store.schema import SCHEMA_VERSION
 from skilleval.terminal import safe
 from skilleval.sweep_table import FINISHED, JobOutcome
 from skilleval.trigger.policies import TriggerSettings
-from skilleval.trigger.runner import TrialRunner, trial_rows_recorder
+
+if TYPE_CHECKING:  # imported where used: a config refused before the run needs no pyarrow
+    from skilleval.store.catalog import Store
+    from skilleval.trigger.runner import TrialRunner
 
 T = TypeVar("T")
 
@@ -141,6 +142,8 @@ class JobContext:
         return self.registry.build(kind, node)
 
     def identity_row(self) -> dict[str, Any]:
+        from skilleval.store.schema import SCHEMA_VERSION
+
         return {"run_id": self.run_id, "sweep_id": self.sweep_id, "job_num": self.job_num,
                 "experiment": self.experiment, "schema_version": SCHEMA_VERSION}
 
@@ -171,6 +174,8 @@ class JobContext:
         return self._executor
 
     def new_runner(self, settings: TriggerSettings | None = None) -> TrialRunner:
+        from skilleval.trigger.runner import TrialRunner, trial_rows_recorder
+
         writer = self.store.writer("trials", self.experiment, self.run_id)
         recorder = trial_rows_recorder(writer, self.identity_row(), self.backend)
         return TrialRunner(self.backend, settings=settings or self.trigger_settings(),
@@ -236,6 +241,10 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     run_id = new_run_id()
     sweep_id, job_num, overrides, output_dir = _sweep_identity()
     sweep_id = sweep_id or run_id
+    from skilleval.store.catalog import Store
+    from skilleval.store.pandas_probe import skip_pandas_probe
+
+    skip_pandas_probe()  # before the store's first conversion (pandas, if installed: ~0.5 s)
     store_cfg = cfg.store
     store = Store(open_store_root(store_cfg.get("root")),
                   flush_rows=int(store_cfg.flush_rows), flush_seconds=float(store_cfg.flush_seconds))

@@ -61,7 +61,7 @@ def _hydra_main() -> None:
     from omegaconf import DictConfig
 
     from skilleval.app import run_job
-    from skilleval.registry import default_registry, get_plugin_manager
+    from skilleval.registry import default_plugin_manager, default_registry
 
     @hydra.main(version_base="1.3", config_path="pkg://skilleval.conf", config_name="config")
     def _run(cfg: DictConfig) -> None:
@@ -70,7 +70,7 @@ def _hydra_main() -> None:
         # sweep); the process exits with the worst code of all jobs.
         error = None
         try:
-            code = run_job(cfg, default_registry(), get_plugin_manager())
+            code = run_job(cfg, default_registry(), default_plugin_manager())
         except SkillevalError as exc:
             code, error = exc.exit_code, (visible_line(exc) if exc.exit_code else None)
         job_num = _multirun_job_num()
@@ -211,6 +211,7 @@ def _run_hydra(args: list[str]) -> int:
 
     from skilleval.config import prepare_hydra
     from skilleval.hydra_mode import single_composition
+    from skilleval.hydra_store import shared_config_store
 
     prepare_hydra()
     from skilleval.strict import check_overrides
@@ -228,7 +229,7 @@ def _run_hydra(args: list[str]) -> int:
     FINISHED.clear()
     SWEEP_ERRORS.clear()
     try:
-        with job_exit.collecting() as remote, single_composition(args):
+        with job_exit.collecting() as remote, single_composition(args), shared_config_store():
             _hydra_main()
         _exit_codes.extend(remote.codes)
         for job_num, line in remote.errors:

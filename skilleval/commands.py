@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-import duckdb
 from rich.console import Console
 from rich.table import Column, Table
 
@@ -47,8 +46,6 @@ def _csv_cell(value: object) -> object:
 
 
 def sql_main(argv: list[str]) -> int:
-    from skilleval.store.catalog import Store, resolve_root
-
     p = _Parser(prog="skilleval sql", description="Run SQL over every result in the store. "
                 "Views: runs, trials, queries (+ candidates, executions, grades, comparisons when present); "
                 "a keyed view shows each key once (its newest row), <view>_all every row written; "
@@ -57,6 +54,10 @@ def sql_main(argv: list[str]) -> int:
     p.add_argument("--format", choices=["table", "csv", "json"], default="table")
     p.add_argument("--store", help="store root (default: $SKILLEVAL_STORE or the per-user store)")
     args = p.parse_args(argv)
+    import duckdb  # here, after --help: every verb and run imports this module
+
+    from skilleval.store.catalog import Store, resolve_root
+
     store = Store(resolve_root(args.store))
     try:
         result = store.query(args.query)

@@ -21,6 +21,13 @@ Each receives a ``register`` callback::
   (``backend.latency_ms=200``), typed: a typo or a wrong type fails at composition.
 * ``factory(params)`` builds the component from a params instance (or ``{}`` when no
   dataclass was given). It is called once per job.
+* ``factory`` may also be given as a ``"module:attribute"`` string, imported the first time
+  the component is built. Registration hooks run at every start, ``--version`` and
+  ``--help`` included, so keep them cheap: register heavy components by string and keep
+  ``params`` dataclasses in a light module (skilleval's built-ins do both; their factories
+  import pyarrow, DuckDB, the anthropic SDK or numpy only when a job builds them)::
+
+      register("mine", "my_pkg.backend:MyBackend", params=MyParams, help="...")
 
 What each factory must return is a small protocol documented in
 ``skilleval.backends.base`` (backends), ``skilleval.trigger.splitters`` (splitters),

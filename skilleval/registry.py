@@ -213,6 +213,13 @@ def publish_to_config_store(registry: Registry) -> None:
 
 
 @lru_cache(maxsize=1)
+def default_plugin_manager() -> pluggy.PluginManager:
+    """The process-wide plugin manager: entry points are found, loaded and checked once, not
+    again for each job's lifecycle hooks (about 30 ms each time)."""
+    return get_plugin_manager()
+
+
+@lru_cache(maxsize=1)
 def default_registry() -> Registry:
     """The process-wide registry (entry points are loaded once)."""
-    return collect(get_plugin_manager())
+    return collect(default_plugin_manager())

@@ -15,21 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from skilleval.backends.base import BaseBackend
+from skilleval.backends.params import EmbedParams
 from skilleval.domain import ListedSkill, Outcome, Trial, TrialResult
-
-
-@dataclass
-class EmbedParams:
-    model: str = "all-MiniLM-L6-v2"
-    #: Override the shipped calibration (null: use embed_calibration.json).
-    intercept: float | None = None
-    slope: float | None = None
 
 
 class EmbedBackend(BaseBackend):

@@ -1,14 +1,17 @@
-"""Parameters of the real backends, in a module of their own.
+"""Parameters of the backends, in a module of their own.
 
 Why separate: plugin registration needs the params classes (they become Hydra config
-nodes) at every CLI start, while the backends themselves import the anthropic SDK, which
-costs about a second. Registration imports only this module; the backend module is
-imported when the backend is built.
+nodes) at every CLI start, while the backends themselves import the anthropic SDK (about a
+second), numpy and the embedding model (embed), or asyncio and the simulator's completion
+code (stub). Registration imports only this module; the backend module is imported when the
+backend is built.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Optional
+
+from skilleval.sim import model as sim
 
 
 @dataclass
@@ -58,3 +61,30 @@ class AnthropicApiParams:
     batch_state_dir: Optional[str] = None
     pricing_file: Optional[str] = None
     sim_hints: bool = True          # send x-skilleval-sim to loopback simulators only
+
+
+@dataclass
+class StubParams:
+    model: str = "sim-1"
+    latency_ms: float = 0.0
+    latency_jitter_ms: float = 0.0
+    error_rate: float = 0.0
+    timeout_rate: float = 0.0
+    rate_limit_rate: float = 0.0
+    max_retries: int = 3
+    retry_backoff_ms: float = 0.0
+    fault_seed: int = 0
+    input_usd_per_mtok: float = 0.0
+    output_usd_per_mtok: float = 0.0
+    slope: float = sim.Params.slope
+    midpoint: float = sim.Params.midpoint
+    exclusion_penalty: float = sim.Params.exclusion_penalty
+    competitor_temperature: float = sim.Params.competitor_temperature
+
+
+@dataclass
+class EmbedParams:
+    model: str = "all-MiniLM-L6-v2"
+    #: Override the shipped calibration (null: use embed_calibration.json).
+    intercept: float | None = None
+    slope: float | None = None

@@ -1,7 +1,8 @@
 """Registers the built-in backends through the public hook, exactly as a third-party plugin does.
 
 Factories are given as ``"module:attribute"`` strings, imported only when a job builds that
-backend, so `skilleval --help` does not pay for importing the anthropic SDK.
+backend, so `skilleval --help` does not pay for importing the anthropic SDK, numpy or the
+simulator; registration imports only the params dataclasses (`skilleval.backends.params`).
 """
 from __future__ import annotations
 
@@ -10,9 +11,7 @@ from skilleval.hookspecs import hookimpl
 
 @hookimpl
 def register_backends(register) -> None:  # noqa: ANN001 - see hookspecs.Register
-    from skilleval.backends.params import AnthropicApiParams, ClaudeCliParams
-    from skilleval.backends.embed import EmbedParams
-    from skilleval.backends.stub import StubParams
+    from skilleval.backends.params import AnthropicApiParams, ClaudeCliParams, EmbedParams, StubParams
 
     register("stub", "skilleval.backends.stub:StubBackend", params=StubParams,
              help="offline simulated model (lexical relevance + seeded draws); the default")

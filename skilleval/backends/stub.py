@@ -11,12 +11,12 @@ import asyncio
 import hashlib
 import time
 from collections import Counter
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from skilleval.backends.api_listing import shown_listing
 from skilleval.backends.base import BaseBackend
+from skilleval.backends.params import StubParams
 from skilleval.errors import UserError
 from skilleval.domain import Completion, ListedSkill, Outcome, Trial, TrialResult
 from skilleval.excerpt import make_excerpt
@@ -25,25 +25,6 @@ from skilleval.sim.completion import respond
 
 if TYPE_CHECKING:
     from skilleval.execution import ExecutionRequest, ExecutionResult
-
-
-@dataclass
-class StubParams:
-    model: str = "sim-1"
-    latency_ms: float = 0.0
-    latency_jitter_ms: float = 0.0
-    error_rate: float = 0.0
-    timeout_rate: float = 0.0
-    rate_limit_rate: float = 0.0
-    max_retries: int = 3
-    retry_backoff_ms: float = 0.0
-    fault_seed: int = 0
-    input_usd_per_mtok: float = 0.0
-    output_usd_per_mtok: float = 0.0
-    slope: float = sim.Params.slope
-    midpoint: float = sim.Params.midpoint
-    exclusion_penalty: float = sim.Params.exclusion_penalty
-    competitor_temperature: float = sim.Params.competitor_temperature
 
 
 _SYSTEM_TOKENS = 300  # a simulated fixed prompt overhead per trial

@@ -93,7 +93,6 @@ def stored_findings(rows: Sequence[dict[str, Any]], skill_name: str | None, stor
     """Queries that passed under every description tried (two or more) in stored trials."""
     if not skill_name or store_root is None:
         return []
-    import duckdb
     import pyarrow as pa
 
     from skilleval.store.catalog import Store
@@ -101,9 +100,12 @@ def stored_findings(rows: Sequence[dict[str, Any]], skill_name: str | None, stor
     store = Store(store_root)
     if "trials" not in store.tables():
         return [Finding("store", f"no stored runs under {store_root}: discrimination not checked", level="info")]
+    import duckdb  # only now: a store with no trials needs no DuckDB
+
     con = store.connect()
     try:
-        con.register("wanted", pa.table({"q": [r["query"] for r in rows]}))
+        # typed: pyarrow infers a type by asking pandas (store.pandas_probe)
+        con.register("wanted", pa.table({"q": pa.array([r["query"] for r in rows], pa.string())}))
         result = con.execute(
             """WITH per AS (
                  SELECT query, should_trigger, description,

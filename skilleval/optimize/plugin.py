@@ -1,4 +1,9 @@
-"""Registers the optimiser's splitters, proposers and the ``trigger_opt`` experiment."""
+"""Registers the optimiser's splitters, proposers and the ``trigger_opt`` experiment.
+
+Proposers and the experiment are ``"module:attribute"`` factories, imported when a job builds
+them: the optimiser's loop brings the store and pyarrow, which `--version`, `--help` and a
+refused input never need.
+"""
 from __future__ import annotations
 
 from skilleval.hookspecs import hookimpl
@@ -18,17 +23,15 @@ def register_splitters(register) -> None:  # noqa: ANN001 - see hookspecs.Regist
 
 @hookimpl
 def register_proposers(register) -> None:  # noqa: ANN001
-    from skilleval.optimize import proposers as p
+    from skilleval.optimize.params import LLMParams, StubProposerParams
 
-    register("llm", p.LLMProposer, params=p.LLMParams,
+    register("llm", "skilleval.optimize.proposers:LLMProposer", params=LLMParams,
              help="asks the job's backend for descriptions; validates and re-asks (default)")
-    register("stub", p.StubProposer, params=p.StubProposerParams,
+    register("stub", "skilleval.optimize.proposers:StubProposer", params=StubProposerParams,
              help="offline deterministic heuristic rewrite from train failures")
 
 
 @hookimpl
 def register_experiments(register) -> None:  # noqa: ANN001
-    from skilleval.optimize.loop import trigger_opt_factory
-
-    register("trigger_opt", trigger_opt_factory,
+    register("trigger_opt", "skilleval.optimize.loop:trigger_opt_factory",
              help="optimise the description on train, select on validation, report test once")

@@ -32,6 +32,7 @@ from skilleval.errors import HarnessError
 # The request types live in `proposal` (the prompt module needs them too); re-exported here.
 from skilleval.optimize.proposal import (MAX_CHARS, Attempt, ProposalRequest,  # noqa: F401
                                          QueryScore, normalise)
+from skilleval.optimize.params import LLMParams, StubProposerParams
 from skilleval.textfiles import surrogate_problem
 
 
@@ -83,13 +84,6 @@ def validate_description(text: str, max_chars: int = MAX_CHARS) -> str | None:
 
 
 # -- llm ------------------------------------------------------------------------------------
-
-
-@dataclass
-class LLMParams:
-    max_attempts: int = 3
-    max_tokens: int = 2048
-    max_chars: int = MAX_CHARS
 
 
 class LLMProposer:
@@ -149,11 +143,6 @@ class LLMProposer:
 
 
 # -- stub -----------------------------------------------------------------------------------
-
-
-@dataclass
-class StubProposerParams:
-    max_chars: int = MAX_CHARS
 
 
 class StubProposer:

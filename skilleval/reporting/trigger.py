@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
+from skilleval.reporting.params import ConsoleParams, JsonParams
 from skilleval.stats import Estimate
 from skilleval.trigger.policies import max_runs, rates_label, rates_unbiased
 from skilleval.terminal import safe
@@ -75,11 +76,6 @@ def results_json(report: "TriggerEvalReport", job: "JobContext") -> dict[str, An
     }
 
 
-@dataclass
-class JsonParams:
-    filename: str = "results.json"
-
-
 class JsonReporter:
     """Writes `results.json` into the run's output folder."""
 
@@ -93,11 +89,6 @@ class JsonReporter:
         path.write_text(json.dumps(results_json(payload, job), indent=2, ensure_ascii=False) + "\n",
                         encoding="utf-8")
         job.console.print(f"wrote {safe(path)}")
-
-
-@dataclass
-class ConsoleParams:
-    show_queries: bool = True
 
 
 class ConsoleReporter:

@@ -13,11 +13,6 @@ from skilleval.errors import UserError
 def diff_main(argv: list[str]) -> int:
     if any(x == "--sweep" or x.startswith("--sweep=") for x in argv):
         return _sweep(argv)
-    from skilleval.rundiff.compare import diff
-    from skilleval.rundiff.render import render
-    from skilleval.rundiff.sources import LATEST, MEASURED, completed_runs, load
-    from skilleval.store.catalog import Store, resolve_root
-
     p = _Parser(prog="skilleval diff", description=(
         "Compare two runs: flipped queries, per-query rate changes, exact McNemar test and paired "
         "intervals (trigger runs); per-eval and per-arm pass-rate deltas (functional runs). "
@@ -39,6 +34,12 @@ def diff_main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     if not 0 < args.confidence < 1:
         raise UserError(f"--confidence must be in (0, 1), got {args.confidence}")
+    # after parsing, so `diff --help` and a bad argument need no pyarrow or DuckDB
+    from skilleval.rundiff.compare import diff
+    from skilleval.rundiff.render import render
+    from skilleval.rundiff.sources import LATEST, MEASURED, completed_runs, load
+    from skilleval.store.catalog import Store, resolve_root
+
     store = Store(resolve_root(args.store))
     experiment = args.experiment
     if experiment is None and any(LATEST.match(x) for x in (args.a, args.b)):

@@ -13,9 +13,8 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-import duckdb
 import pyarrow as pa
 
 from skilleval.store import schema as schemas
@@ -24,6 +23,9 @@ from skilleval.store.health import is_read_failure, quarantine_unreadable
 from skilleval.store.liveness import alive_runs
 from skilleval.store.parts import table_parts
 from skilleval.store.writer import PartWriter
+
+if TYPE_CHECKING:  # imported where a store is read: a run on a fresh store never reads one
+    import duckdb
 
 DEFAULT_ROOT = "~/.local/share/skilleval/store"
 
@@ -127,6 +129,8 @@ class Store:
         replaced are left out even before compaction has deleted them. On a local store, an
         unreadable part is quarantined first (`health`): one damaged part must not break
         every view."""
+        import duckdb
+
         local = self.location.is_local
         if local:
             quarantine_unreadable(Path(self.location.path))
@@ -154,7 +158,7 @@ class Store:
                where: str = "TRUE") -> pa.Table:
         """Rows of `table` whose `key_column` is in `keys` (one row per key, newest first)."""
         empty = pa.table({key_column: pa.array([], pa.string())})
-        if not keys:
+        if not keys or table not in self._table_dirs():  # nothing written yet: no connection
             return empty
 
         def run(con: duckdb.DuckDBPyConnection) -> pa.Table:
@@ -177,6 +181,8 @@ class Store:
         """Run `fn` on a fresh connection. List the parts again if a compaction deleted one
         between listing and reading (its rows are then in the compacted part); if a data page
         could not be decoded, find the damaged part by a deep check, quarantine it, retry."""
+        import duckdb
+
         deep_checked = False
         for attempt in range(5):
             con = None
