@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import open_latest_report  # tests/viewer/conftest.py
+from tests.viewer.conftest import open_latest_report
 from skilleval.functional.benchmark import build_benchmark
 
 

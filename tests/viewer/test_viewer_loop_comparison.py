@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from conftest import open_latest_report  # tests/viewer/conftest.py
+from tests.viewer.conftest import open_latest_report
 from skilleval.store.catalog import Store
 
 

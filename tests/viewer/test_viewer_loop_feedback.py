@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from conftest import start_view  # tests/viewer/conftest.py
+from tests.viewer.conftest import start_view
 
 
 @pytest.fixture(scope="module")

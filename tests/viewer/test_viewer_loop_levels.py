@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from conftest import open_latest_report  # tests/viewer/conftest.py
+from tests.viewer.conftest import open_latest_report
 
 
 def test_trigger_page_uses_the_runs_level(skilleval_cli, tmp_path: Path, page) -> None:  # noqa: ANN001

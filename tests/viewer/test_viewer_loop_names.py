@@ -11,7 +11,7 @@ import signal
 import urllib.request
 from pathlib import Path
 
-from conftest import start_view  # tests/viewer/conftest.py
+from tests.viewer.conftest import start_view
 
 NAMES = [b"bad\xff.txt", b"a#b?c%d.txt", b"line\nbreak.txt", "ünï ✓.txt".encode(), b"nested/deeper/x.txt"]
 

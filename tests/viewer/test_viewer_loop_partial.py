@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import open_latest_report  # tests/viewer/conftest.py
+from tests.viewer.conftest import open_latest_report
 
 
 def test_a_budget_stopped_trigger_run_is_labelled_partial(skilleval_cli, tmp_path: Path, page) -> None:  # noqa: ANN001

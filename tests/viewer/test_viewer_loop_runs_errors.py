@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import open_latest_report  # tests/viewer/conftest.py
+from tests.viewer.conftest import open_latest_report
 from skilleval.sim.process import SimProcess
 from skilleval.store.catalog import Store
 from skilleval.viewer.api import Api

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import openpyxl
 
-from conftest import open_latest_report  # tests/viewer/conftest.py
+from tests.viewer.conftest import open_latest_report
 from skilleval.viewer.files import describe
 
 
