@@ -23,8 +23,8 @@ HEAVY = ("pyarrow", "duckdb", "numpy")
 # named here, not imported: under xdist, ``conftest`` may be another folder's module
 WITHOUT_PANDAS = Path(__file__).resolve().parents[1] / "without_pandas"
 
-# Calls the CLI's main() in this process and prints its exit code and the heavy modules it loaded.
-PROGRAM = """
+# Calls the CLI's main() in this process, keeping its exit code; a program adds what it prints.
+CALL_MAIN = """
 import json, sys
 from skilleval.cli import main
 try:
@@ -32,6 +32,9 @@ try:
     code = 0
 except SystemExit as exc:
     code = exc.code
+"""
+# ... the exit code and the heavy modules it loaded
+PROGRAM = CALL_MAIN + """
 print(json.dumps({"code": code, "loaded": [m for m in %r if m in sys.modules]}))
 """
 
@@ -64,14 +67,7 @@ def test_version_still_lists_every_builtin_plugin(skilleval_cli) -> None:
         assert entry in r.stdout
 
 
-JOB_THEN_PANDAS = """
-import json, sys
-from skilleval.cli import main
-try:
-    main(sys.argv[1:])
-    code = 0
-except SystemExit as exc:
-    code = exc.code
+JOB_THEN_PANDAS = CALL_MAIN + """
 during = "pandas" in sys.modules
 import pyarrow as pa
 frame = pa.table({"x": [1, None]}).to_pandas()  # pandas on demand, after the job
