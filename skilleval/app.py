@@ -300,6 +300,8 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         raise
     finally:
         store.close()
+        if hint := store.compact_hint(int(store_cfg.get("compact_hint_parts", 0) or 0)):
+            print(hint, file=sys.stderr)
         _write_run_row(job, runs, status)
         runs.close()
         if lease is not None:

@@ -80,6 +80,7 @@ def check_store(s: Any) -> None:
         return
     number("store.flush_rows", s.get("flush_rows", 5000), int, low=1)
     number("store.flush_seconds", s.get("flush_seconds", 1.0), float, low=0)
+    number("store.compact_hint_parts", s.get("compact_hint_parts", 0), int, low=0)
 
 
 def check_functional(f: Any) -> None:
