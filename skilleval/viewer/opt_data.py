@@ -44,11 +44,12 @@ def opt_page(q: Queries, run_id: str) -> dict[str, Any]:
     def ci(passed: dict[str, bool]) -> dict[str, Any]:
         return interval(sum(passed.values()), len(passed), level)
 
+    nothing = {"iterations": [], "candidates": [], "chart": [], "test": None, "confidence": level}
     if "candidates" not in q.tables():
-        return {"iterations": [], "candidates": [], "chart": [], "test": None, "confidence": level}
+        return nothing
     found = q.table_rows("candidates", run_id, columns="run_key", limit=1)
     if not found:
-        return {"iterations": [], "candidates": [], "chart": [], "test": None, "confidence": level}
+        return nothing
     run_key = found[0]["run_key"]
     latest = q.sql("""SELECT state_json FROM candidates WHERE run_key = ? AND role = 'iteration'
                       ORDER BY iteration DESC, ts DESC LIMIT 1""", [run_key])
@@ -56,7 +57,7 @@ def opt_page(q: Queries, run_id: str) -> dict[str, Any]:
         "SELECT DISTINCT case_id, query, split FROM splits WHERE run_key = ?", [run_key])} \
         if "splits" in q.tables() else {}
     if not latest:
-        return {"iterations": [], "candidates": [], "chart": [], "test": None, "confidence": level}
+        return nothing
     state = json.loads(latest[0]["state_json"])
     entries = state["entries"]
     candidates, chart = [], []

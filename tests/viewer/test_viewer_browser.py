@@ -13,8 +13,6 @@ import urllib.request
 
 import pytest
 
-from tests.viewer.conftest import SENTINEL
-
 pytestmark = pytest.mark.timeout(240)
 
 
