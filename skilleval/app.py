@@ -268,6 +268,7 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
 
     check_reporters({key: job.build("reporter", node) for key, node in (cfg.get("reporter") or {}).items()},
                     experiment, job.experiment, gates.active)
+    check_inputs(job, experiment)
     # What answered (and, for a calibrated backend like `embed`, its fit) travels with the run.
     job.summary["backend_identity"] = backend.identity()
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -309,6 +310,19 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         job.close()
         pm.hook.on_job_end(event=JobEnd(run_id, job.experiment, status, output_dir, job.summary))
         FINISHED.append(JobOutcome(job_num, run_id, sweep_id, job.experiment, status, overrides, job.summary))
+
+
+def check_inputs(job: JobContext, experiment: Any) -> None:
+    """Bad input is refused (exit 2) before the run's row is stored: a mistyped skill path
+    must not leave a failed run in the store and the viewer. The skill and the distractors
+    for every experiment, then whatever else the experiment reads (``check_inputs``, see
+    ``hookspecs.register_experiments``)."""
+    if job.cfg.get("skill"):
+        job.load_skill()
+    job.load_distractors()
+    extra = getattr(experiment, "check_inputs", None)
+    if extra is not None:
+        extra(job)
 
 
 def _budget_stop(job: JobContext, why: str) -> int:

@@ -61,6 +61,10 @@ def check_trigger(t: Any) -> None:
            low_open=True, high_open=True)
     number("trigger.max_error_rate", t.get("max_error_rate", 0.5), float, low=0, high=1)
     number("trigger.catalog", t.get("catalog", 0), int, low=0)
+    from skilleval.trigger.policies import POLICIES
+
+    if t.get("policy") is not None and t.get("policy") not in POLICIES:
+        raise UserError(f"unknown trigger.policy {t.get('policy')!r}; valid: {', '.join(POLICIES)}")
     most = max(runs, max_runs) if t.get("policy") == "sequential" else runs
     if min_valid > most:
         raise UserError(f"trigger.min_valid={min_valid} can never be met with at most {most} runs "

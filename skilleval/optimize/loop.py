@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from skilleval.datasets import check_trigger_inputs
 from skilleval.domain import Skill, TriggerCase
 from skilleval.errors import BudgetExhausted, HarnessError, UserError
 from skilleval.optimize.plan import OptimizeSettings, make_plan, screening
@@ -394,6 +395,7 @@ def run_trigger_opt(job: "JobContext") -> int:
 
 
 run_trigger_opt.gate_metrics, run_trigger_opt.reports = ("precision", "recall", "accuracy"), ()  # type: ignore[attr-defined]
+run_trigger_opt.check_inputs = check_trigger_inputs  # type: ignore[attr-defined]
 
 
 def trigger_opt_factory(params: Any) -> Any:

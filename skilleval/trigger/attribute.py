@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from skilleval.datasets import check_trigger_inputs
 from skilleval.errors import BudgetExhausted, UserError
 from skilleval.trigger import attribution as attr
 
@@ -171,6 +172,7 @@ def _signed(x: float) -> str:
 
 
 run_attribute.reports = ()  # its own results and summary (reporting.applies)  # type: ignore[attr-defined]
+run_attribute.check_inputs = check_trigger_inputs  # type: ignore[attr-defined]
 
 
 def attribute_factory(params: Any) -> Any:

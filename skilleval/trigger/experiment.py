@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
+from skilleval.datasets import check_trigger_inputs
 from skilleval.config import example_note
 from skilleval.domain import Skill
 from skilleval.errors import BudgetExhausted, HarnessError
@@ -140,6 +141,7 @@ def run_trigger_eval(job: "JobContext") -> int:
     return 0
 
 
+run_trigger_eval.check_inputs = check_trigger_inputs  # type: ignore[attr-defined]
 run_trigger_eval.gate_metrics = ("precision", "recall", "accuracy")  # type: ignore[attr-defined]
 run_trigger_eval.gate_baseline = True  # type: ignore[attr-defined]
 run_trigger_eval.reports = ("trigger_eval",)  # type: ignore[attr-defined]

@@ -178,6 +178,16 @@ def metrics(t: RoutingTally, confidence: float) -> dict[str, Any]:
             "matrix": {e: {c: t.cell(e, c) for c in rows + [OTHER, ERROR]} for e in rows}}
 
 
+def routing_inputs(job: "JobContext") -> tuple[list[Skill], list[RoutingCase]]:
+    """The skills and the labelled cases; also the experiment's ``check_inputs``, so bad ones
+    are refused before the run is stored."""
+    skills = resolve_skills(job.cfg.get("skills"))
+    cases_file = job.cfg.get("cases")
+    if not cases_file:
+        raise UserError("routing needs cases=FILE (a JSON list of {query, expected_skill})")
+    return skills, load_routing_cases(cases_file, [s.name for s in skills])
+
+
 def run_routing(job: "JobContext") -> int:
     from skilleval.terminal import safe as escape  # rich markup *and* control characters
     from skilleval.trigger.routing_table import fmt, print_tables
@@ -185,12 +195,8 @@ def run_routing(job: "JobContext") -> int:
     from skilleval.trigger.experiment import run_self_check
     from skilleval.trigger.runner import require_trustworthy
 
-    skills = resolve_skills(job.cfg.get("skills"))
+    skills, cases = routing_inputs(job)
     names = [s.name for s in skills]
-    cases_file = job.cfg.get("cases")
-    if not cases_file:
-        raise UserError("routing needs cases=FILE (a JSON list of {query, expected_skill})")
-    cases = load_routing_cases(cases_file, names)
     from skilleval.app import checked_number
 
     n_catalog = checked_number("trigger.catalog", job.cfg.trigger.get("catalog", 0), int)
@@ -208,7 +214,7 @@ def run_routing(job: "JobContext") -> int:
         results = job.run(runner.evaluate(anchor, trigger_cases, others, label="routing"))
     job.store.close()
     m = metrics(tally(results, cases, names), settings.confidence)
-    m.update(skills=names, catalog=len(filler), runs=settings.runs, cases=str(cases_file),
+    m.update(skills=names, catalog=len(filler), runs=settings.runs, cases=str(job.cfg.get("cases")),
              confidence=settings.confidence)
     _store_rows(job, results, cases, settings)
     (job.output_dir / "results.json").write_text(json.dumps(m, indent=2) + "\n", encoding="utf-8")
@@ -268,6 +274,7 @@ ACCURACY_SAID = {"label": "routing accuracy",
 
 run_routing.gate_metrics = ("accuracy",)  # type: ignore[attr-defined]
 run_routing.reports = ()  # its own results and summary (reporting.applies)  # type: ignore[attr-defined]
+run_routing.check_inputs = routing_inputs  # type: ignore[attr-defined]
 
 
 def routing_factory(params: Any) -> Any:

@@ -128,3 +128,31 @@ def test_bad_input_exits_2_with_one_line(make, skilleval_cli, tmp_path: Path) ->
         assert frag in lines[0], lines[0]
     assert r.stdout.strip() == ""
     assert skilleval_cli.results() == []
+    # Refused before the run's row is written: a typo leaves no failed run in the store.
+    assert not list(skilleval_cli.store.glob("runs/**/*.parquet")), "a refused run was stored"
+
+
+def _refused_routing(tmp: Path) -> list[tuple[list[str], str]]:
+    d = _skill(tmp)
+    bad = tmp / "routing.json"
+    bad.write_text(json.dumps([{"query": "tidy my csv", "expected_skill": "not-listed"}]))
+    return [([f"skills=[{d}]"], "routing needs cases=FILE"),
+            ([f"skills=[{d}]", f"cases={bad}"], "not-listed"),
+            ([f"skills=[{tmp / 'gone'}]", f"cases={bad}"], "skill folder not found")]
+
+
+@pytest.mark.parametrize("experiment, which", [("routing", 0), ("routing", 1), ("routing", 2),
+                                               ("attribute", None), ("trigger_opt", None),
+                                               ("functional_eval", None)])
+def test_every_experiment_refuses_bad_input_before_storing_a_run(experiment, which, skilleval_cli,
+                                                                  tmp_path: Path) -> None:  # noqa: ANN001
+    """The inputs each experiment reads are checked before its run row is written
+    (``check_inputs``), not found inside the experiment after a 'failed' run is stored."""
+    if which is None:  # the skill itself, checked for every experiment
+        args, fragment = [f"skill={tmp_path / 'no-such-skill'}"], "skill folder not found"
+    else:
+        args, fragment = _refused_routing(tmp_path)[which]
+    r = skilleval_cli.run(f"+experiment={experiment}", "progress=false", *args)
+    assert r.returncode == 2, r.stderr
+    assert fragment in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not list(skilleval_cli.store.glob("runs/**/*.parquet")), "a refused run was stored"
