@@ -24,7 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from skilleval.backends.base import Backend
 from skilleval.budget import Budget
-from skilleval.config_checks import check_job_config, open_store_root
+from skilleval.config_checks import check_job_config, check_skill_folders, open_store_root
 from skilleval.checks import checked_number  # noqa: F401  (also imported from here)
 from skilleval.datasets import default_cases_path, load_trigger_cases
 from skilleval.domain import Skill, TriggerCase
@@ -238,6 +238,7 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         names = ", ".join(registry.names("experiment"))
         raise UserError(f"no experiment chosen: run `skilleval +experiment=NAME` with NAME one of: {names}")
     check_job_config(cfg)  # before the store opens or any call is made
+    check_skill_folders(cfg)
     run_id = new_run_id()
     sweep_id, job_num, overrides, output_dir = _sweep_identity()
     sweep_id = sweep_id or run_id
@@ -313,13 +314,10 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
 
 
 def check_inputs(job: JobContext, experiment: Any) -> None:
-    """Bad input is refused (exit 2) before the run's row is stored: a mistyped skill path
-    must not leave a failed run in the store and the viewer. The skill and the distractors
-    for every experiment, then whatever else the experiment reads (``check_inputs``, see
-    ``hookspecs.register_experiments``)."""
-    if job.cfg.get("skill"):
-        job.load_skill()
-    job.load_distractors()
+    """Bad input is refused (exit 2) before the run's row is stored: a mistyped eval set must
+    not leave a failed run in the store and the viewer. Whatever the experiment reads
+    (``check_inputs``, see ``hookspecs.register_experiments``); the skill and the distractors
+    were checked before the store opened (``config_checks.check_skill_folders``)."""
     extra = getattr(experiment, "check_inputs", None)
     if extra is not None:
         extra(job)

@@ -114,6 +114,18 @@ def check_skill_lists(cfg: Any) -> None:
         raise UserError(f"distractors must be a list of skill folders (distractors=[path,...]), got {d!r}")
 
 
+def check_skill_folders(cfg: Any) -> None:
+    """The skill (``skill=``) and the distractors load, for every experiment, before the store
+    opens: a mistyped path is refused (exit 2) without a failed run left in the store, and
+    without loading the store's libraries."""
+    from skilleval.skills import load_skill
+
+    check_skill_lists(cfg)
+    for path in [cfg.get("skill"), *(cfg.get("distractors") or [])]:
+        if path:
+            load_skill(path)
+
+
 def open_store_root(value: Any) -> Any:
     """`resolve_root(value)`, checked by `check_store_root` when it is a local folder."""
     from skilleval.store.catalog import resolve_root

@@ -21,13 +21,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from skilleval.datasets import check_trigger_inputs
-from skilleval.domain import Skill, TriggerCase
 from skilleval.errors import BudgetExhausted, HarnessError, UserError
+from skilleval.optimize.inputs import check_opt_inputs, opt_inputs
 from skilleval.optimize.plan import OptimizeSettings, make_plan, screening
 from skilleval.optimize.proposers import Attempt, ProposalRequest, QueryScore
 from skilleval.optimize.selection import QueryOutcome, compare, outcomes, passed, rank_key
-from skilleval.optimize.splitters import Split, check_two_classes
+from skilleval.optimize.splitters import Split
 from skilleval.optimize.state import Entry, LoopState, StateStore, run_key
 from skilleval.trigger.policies import max_runs
 from skilleval.trigger.runner import QueryResult, TrialRunner, require_trustworthy
@@ -49,13 +48,7 @@ class Optimizer:
 
     def prepare(self) -> None:
         job = self.job
-        self.skill: Skill = job.load_skill()
-        if self.opt.apply:
-            from skilleval.optimize.apply import preflight
-
-            preflight(self.skill)
-        self.cases: list[TriggerCase] = job.load_cases(self.skill)
-        check_two_classes(self.cases, f"the eval set {job.cases_path(self.skill)}")
+        self.skill, self.cases = opt_inputs(job, self.opt)
         self.distractors = job.load_distractors()
         self.splitter_name = str(job.cfg.splitter.get("name"))
         self.split: Split = job.build("splitter", job.cfg.splitter).split(self.cases)
@@ -395,7 +388,7 @@ def run_trigger_opt(job: "JobContext") -> int:
 
 
 run_trigger_opt.gate_metrics, run_trigger_opt.reports = ("precision", "recall", "accuracy"), ()  # type: ignore[attr-defined]
-run_trigger_opt.check_inputs = check_trigger_inputs  # type: ignore[attr-defined]
+run_trigger_opt.check_inputs = check_opt_inputs  # type: ignore[attr-defined]
 
 
 def trigger_opt_factory(params: Any) -> Any:

@@ -132,26 +132,36 @@ def test_bad_input_exits_2_with_one_line(make, skilleval_cli, tmp_path: Path) ->
     assert not list(skilleval_cli.store.glob("runs/**/*.parquet")), "a refused run was stored"
 
 
-def _refused_routing(tmp: Path) -> list[tuple[list[str], str]]:
+def _refused_elsewhere(tmp: Path) -> dict[str, tuple[str, list[str], str]]:
+    """Inputs of experiments other than trigger_eval: experiment, arguments, what stderr names."""
     d = _skill(tmp)
     bad = tmp / "routing.json"
     bad.write_text(json.dumps([{"query": "tidy my csv", "expected_skill": "not-listed"}]))
-    return [([f"skills=[{d}]"], "routing needs cases=FILE"),
-            ([f"skills=[{d}]", f"cases={bad}"], "not-listed"),
-            ([f"skills=[{tmp / 'gone'}]", f"cases={bad}"], "skill folder not found")]
+    one_class = write_cases(tmp / "one-class.json", [(q, True) for q, _ in SMALL_CASES])
+    renamed = write_skill(tmp, "csv-tidy", CSV_DESCRIPTION, folder="csv-tools")
+    return {
+        "routing-no-cases": ("routing", [f"skills=[{d}]"], "routing needs cases=FILE"),
+        "routing-unknown-label": ("routing", [f"skills=[{d}]", f"cases={bad}"], "not-listed"),
+        "routing-missing-skill": ("routing", [f"skills=[{tmp / 'gone'}]", f"cases={bad}"],
+                                  "skill folder not found"),
+        "opt-one-class": ("trigger_opt", [f"skill={d}", f"cases={one_class}"], "one-class.json"),
+        "opt-apply-renamed-folder": ("trigger_opt", [f"skill={renamed}", f"cases={_good_cases(tmp)}",
+                                                     "optimize.apply=true"], "optimize.apply=true"),
+        "attribute-missing-skill": ("attribute", [f"skill={tmp / 'gone'}"], "skill folder not found"),
+        "functional-missing-skill": ("functional_eval", [f"skill={tmp / 'gone'}"], "skill folder not found"),
+        "attribute-mistyped-cases": ("attribute", [f"skill={d}", f"cases={tmp / 'nope.json'}"], "nope.json"),
+    }
 
 
-@pytest.mark.parametrize("experiment, which", [("routing", 0), ("routing", 1), ("routing", 2),
-                                               ("attribute", None), ("trigger_opt", None),
-                                               ("functional_eval", None)])
-def test_every_experiment_refuses_bad_input_before_storing_a_run(experiment, which, skilleval_cli,
+@pytest.mark.parametrize("case", [
+    "routing-no-cases", "routing-unknown-label", "routing-missing-skill", "opt-one-class",
+    "opt-apply-renamed-folder", "attribute-missing-skill", "functional-missing-skill",
+    "attribute-mistyped-cases"])
+def test_every_experiment_refuses_bad_input_before_storing_a_run(case: str, skilleval_cli,
                                                                   tmp_path: Path) -> None:  # noqa: ANN001
     """The inputs each experiment reads are checked before its run row is written
     (``check_inputs``), not found inside the experiment after a 'failed' run is stored."""
-    if which is None:  # the skill itself, checked for every experiment
-        args, fragment = [f"skill={tmp_path / 'no-such-skill'}"], "skill folder not found"
-    else:
-        args, fragment = _refused_routing(tmp_path)[which]
+    experiment, args, fragment = _refused_elsewhere(tmp_path)[case]
     r = skilleval_cli.run(f"+experiment={experiment}", "progress=false", *args)
     assert r.returncode == 2, r.stderr
     assert fragment in r.stderr and "Traceback" not in r.stderr, r.stderr

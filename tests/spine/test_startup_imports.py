@@ -51,6 +51,7 @@ def _run(cli, program: str, *args: str, env: dict[str, str] | None = None) -> di
     (["--help"], 0),
     (["+experiment=trigger_eval", "trigger.runs=0"], 2),  # refused by the config checks
     (["+experiment=trigger_eval", "trigger.rnus=3"], 2),  # refused by the strict keys
+    (["+experiment=trigger_eval", "skill=no-such-skill"], 2),  # refused by check_inputs
 ])
 def test_version_help_and_refused_input_load_no_store_library(skilleval_cli, args, code) -> None:
     out = _run(skilleval_cli, PROGRAM % (HEAVY,), *args)
