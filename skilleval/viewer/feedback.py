@@ -8,6 +8,11 @@ their own, fsync, rename) and serialised across threads and processes (two `skil
 on one workspace), so a reload always reads a whole file and no save undoes another's. A
 ``feedback.json`` that exists but cannot be read is never overwritten: the save is refused
 and says why (it may hold a person's hand-edited reviews).
+
+Two tabs (or two viewers) on one review box must not silently undo each other: a save may say
+which text it was typed over (``base``, the box's text as last loaded or saved), and when the
+stored text is neither that nor the new text, someone else changed it in between. The save is
+refused (`Conflict`, carrying the stored text) and the page asks which one to keep.
 """
 from __future__ import annotations
 
@@ -31,6 +36,15 @@ def review_id(workspace: Path, run_dir: Path) -> str:
 
 class Unreadable(ValueError):
     """feedback.json exists but is not JSON with a ``reviews`` list: left as it is."""
+
+
+class Conflict(ValueError):
+    """The review was changed elsewhere since `base` was read: nothing written."""
+
+    def __init__(self, current: str) -> None:
+        super().__init__("this feedback was changed in another tab or viewer since this page "
+                         "loaded it; nothing was overwritten")
+        self.current = current
 
 
 def read(workspace: Path) -> dict[str, Any]:
@@ -91,11 +105,17 @@ def _write(workspace: Path, data: dict[str, Any]) -> None:
         raise
 
 
-def save(workspace: Path, run: str, text: str) -> dict[str, Any]:
-    """Auto-save one run's feedback (empty text removes it)."""
+def save(workspace: Path, run: str, text: str, base: str | None = None) -> dict[str, Any]:
+    """Auto-save one run's feedback (empty text removes it). With `base` (the text this save was
+    typed over), a stored text that is neither `base` nor `text` raises `Conflict`."""
     text = text[:MAX_FEEDBACK]
     with _locked(workspace):
         data = read_for_update(workspace)
+        if base is not None:
+            current = next((str(r.get("feedback") or "") for r in data["reviews"]
+                            if isinstance(r, dict) and r.get("run_id") == run), "")
+            if current not in (base[:MAX_FEEDBACK], text):
+                raise Conflict(current)
         reviews = [r for r in data["reviews"] if isinstance(r, dict) and r.get("run_id") != run]
         if text.strip():
             reviews.append({"run_id": run, "feedback": text, "timestamp": _now()})

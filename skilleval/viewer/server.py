@@ -132,10 +132,13 @@ class Handler(BaseHTTPRequestHandler):
                 return self._json(404, {"error": "run has no workspace"})
             ids = {feedback.review_id(ws, r["run_dir"]) for r in discover_runs(ws)}
             if self.path == "/api/feedback":
-                rid, text = body.get("review_id"), body.get("feedback")
-                if rid not in ids or not isinstance(text, str):
-                    return self._json(400, {"error": "unknown review_id or feedback not a string"})
-                feedback.save(ws, rid, text)
+                rid, text, base = body.get("review_id"), body.get("feedback"), body.get("base")
+                if rid not in ids or not isinstance(text, str) or not isinstance(base, (str, type(None))):
+                    return self._json(400, {"error": "unknown review_id, or feedback (or base) not a string"})
+                try:
+                    feedback.save(ws, rid, text, base)
+                except feedback.Conflict as exc:  # another tab saved since: its text, not lost
+                    return self._json(409, {"error": str(exc), "conflict": True, "current": exc.current})
                 return self._json(200, {"ok": True})
             if self.path == "/api/feedback/submit":
                 feedback.submit(ws, sorted(ids))

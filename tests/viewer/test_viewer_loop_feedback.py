@@ -101,3 +101,52 @@ def test_an_unreadable_feedback_json_is_refused_not_overwritten(fb_env, page) ->
             path.unlink()
         else:
             path.write_text(keep, encoding="utf-8")
+
+
+def _post(url: str, body: dict[str, Any]) -> int:
+    req = urllib.request.Request(url + "api/feedback", method="POST", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def test_two_tabs_on_one_box_do_not_silently_undo_each_other(fb_env, page) -> None:  # noqa: ANN001
+    """Found: the last save won. Tab B, loaded before tab A saved, overwrote A's text with no
+    word. Now B's save is refused (409, nothing written) and B's box asks: keep mine, or take
+    theirs."""
+    cli, run_id, ws, url = fb_env
+    pg_a = _open_outputs(page, url, run_id)
+    pg_b = pg_a.context.new_page()
+    pg_b.goto(url + f"#/run/{run_id}/outputs/0")
+    pg_b.locator("main").get_by_text("Prompt").first.wait_for(timeout=10_000)
+    box_a, box_b = pg_a.locator("textarea").first, pg_b.locator("textarea").first
+    review = box_a.get_attribute("data-review")
+
+    def stored() -> str:
+        return {r["run_id"]: r["feedback"] for r in _reviews(ws)["reviews"]}.get(review, "")
+
+    box_a.fill("from tab A")
+    pg_a.locator(".feedback").first.get_by_text("saved").wait_for(timeout=5000)
+    assert stored() == "from tab A"
+    box_b.fill("from tab B")  # typed over the text B loaded, which A has replaced since
+    pg_b.get_by_role("button", name="keep mine").wait_for(timeout=5000)
+    assert "from tab A" in pg_b.locator(".feedback").first.inner_text()
+    assert stored() == "from tab A", "tab B's save overwrote tab A's text"
+    pg_b.get_by_role("button", name="keep mine").click()
+    pg_b.locator(".feedback").first.get_by_text("saved").wait_for(timeout=5000)
+    assert stored() == "from tab B"
+    box_a.fill("from tab A, again")  # A's text was replaced by B's meanwhile
+    pg_a.get_by_role("button", name="take theirs").click()
+    assert box_a.input_value() == "from tab B"
+    assert stored() == "from tab B"
+    # The same rule for any client of the API; a save without `base` still just saves.
+    assert _post(url, {"run": run_id, "review_id": review, "feedback": "x", "base": "stale"}) == 409
+    assert stored() == "from tab B"
+    assert _post(url, {"run": run_id, "review_id": review, "feedback": "y", "base": "from tab B"}) == 200
+    assert _post(url, {"run": run_id, "review_id": review, "feedback": "z"}) == 200
+    assert stored() == "z"
+    assert all("409" in e for e in page.errors), page.errors  # the refused saves, nothing else
+    pg_b.close()

@@ -68,7 +68,13 @@ SE.api = async function (path) {
 SE.post = async function (path, body) {
   const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
     body: JSON.stringify(body) });
-  if (!r.ok) throw new Error(`${r.status} ${await r.text()}`);
+  if (!r.ok) {
+    const text = await r.text();
+    const e = new Error(`${r.status} ${text}`);
+    e.status = r.status;  /* and the server's JSON answer, for a caller that acts on it */
+    try { e.body = JSON.parse(text); } catch (_) { e.body = null; }
+    throw e;
+  }
   return r.json();
 };
 

@@ -77,15 +77,31 @@
     /* Saves of one box go one after the other: two in flight could reach the server's threads
      * in either order, and the older text would be the one kept. */
     let chain = Promise.resolve();
+    /* The text as last loaded or saved: the server refuses a save typed over another text
+     * (another tab saved in between), and this box asks which one to keep. */
+    let base = r.feedback || "";
+    const conflict = (current) => {
+      status.className = "errors";
+      status.replaceChildren("changed in another tab or viewer, not overwritten; there it reads: ",
+        h("q", { dir: "auto" }, current || "(empty)"), " ",
+        h("button", { type: "button", on: { click: () => { base = current; save(); } } }, "keep mine"), " ",
+        h("button", { type: "button", on: { click: () => {
+          box.value = current; base = current; r.feedback = current;
+          status.replaceChildren("took the other text"); status.className = "muted";
+        } } }, "take theirs"));
+    };
     const save = () => {
       timer = null;
       const text = box.value;
       chain = chain.then(async () => {
         try {
-          await SE.post("/api/feedback", { run: run.run_id, review_id: r.review_id, feedback: text });
-          r.feedback = text;
+          await SE.post("/api/feedback", { run: run.run_id, review_id: r.review_id, feedback: text, base });
+          r.feedback = text; base = text;
           if (box.value === text) { status.textContent = "saved"; status.className = "muted"; }
-        } catch (e) { status.textContent = "not saved: " + e.message; status.className = "errors"; }
+        } catch (e) {
+          if (e.body && e.body.conflict) conflict(String(e.body.current ?? ""));
+          else { status.textContent = "not saved: " + e.message; status.className = "errors"; }
+        }
       });
       return chain;
     };
@@ -96,7 +112,7 @@
       if (!timer) return;
       clearTimeout(timer); timer = null;
       fetch("/api/feedback", { method: "POST", keepalive: true, headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ run: run.run_id, review_id: r.review_id, feedback: box.value }) });
+        body: JSON.stringify({ run: run.run_id, review_id: r.review_id, feedback: box.value, base }) });
     };
     window.addEventListener("pagehide", onHide);
     const old = SE.cleanup;
