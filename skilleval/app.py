@@ -231,6 +231,9 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:10]
 
 
+_HINTED: set[str] = set()  # stores whose compaction hint this process has printed
+
+
 def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     """Run one Hydra job; returns its exit code."""
     exp = cfg.get("experiment")
@@ -302,7 +305,9 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         raise
     finally:
         store.close()
-        if hint := store.compact_hint(int(store_cfg.get("compact_hint_parts", 0) or 0)):
+        hint = store.compact_hint(int(store_cfg.get("compact_hint_parts", 0) or 0))
+        if hint and store.url not in _HINTED:  # once per store: a sweep's jobs share a process
+            _HINTED.add(store.url)
             print(hint, file=sys.stderr)
         _write_run_row(job, runs, status)
         runs.close()

@@ -29,6 +29,13 @@ def test_a_run_on_a_store_of_many_parts_points_to_compact(skilleval_cli) -> None
     assert HINT not in _run(skilleval_cli, "store.compact_hint_parts=5")
 
 
+def test_a_sweep_says_it_once(skilleval_cli) -> None:  # noqa: ANN001
+    _run(skilleval_cli)  # parts to read
+    err = skilleval_cli.run("-m", "+experiment=trigger_eval", "progress=false", "store.compact_hint_parts=3",
+                            "trigger.runs=1,2,3", check=0).stderr
+    assert err.count(HINT) == 1, err
+
+
 def test_a_negative_threshold_is_refused_before_any_call(skilleval_cli) -> None:  # noqa: ANN001
     r = skilleval_cli.run("+experiment=trigger_eval", "store.compact_hint_parts=-1", check=2)
     assert r.stderr.strip().splitlines() == ["skilleval: error: store.compact_hint_parts must be >= 0, got -1"]
