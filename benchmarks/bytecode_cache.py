@@ -1,0 +1,82 @@
+"""Benchmark: the CPU a `skilleval` process spends when it has no compiled bytecode to read.
+
+    python benchmarks/bytecode_cache.py [--repeats 12] [--cases exit2,stub_run]
+
+The test suite starts about a thousand `skilleval` processes. Where ``PYTHONDONTWRITEBYTECODE``
+is set (it is in this project's sandboxes), nothing under ``skilleval/`` is ever cached, so
+every process compiles each module it imports again. ``tests/conftest.py`` therefore points
+the processes a test starts at one shared cache folder (``PYTHONPYCACHEPREFIX``).
+
+Per case, the same command runs as a real subprocess in two settings, alternating (A, B, B,
+A, ...) so that other work on the machine weighs on both alike:
+
+* **no cache**: ``PYTHONDONTWRITEBYTECODE=1`` and no prefix (site-packages still have the
+  bytecode pip wrote at install; only the source tree compiles);
+* **shared cache**: ``PYTHONPYCACHEPREFIX`` set to a folder that one warm-up process filled.
+
+It prints the mean CPU seconds (user + system, from the children's rusage) of each, and the
+paired ratio cache / no cache with its 95 % interval over repeats.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _ci import ratio_ci  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES: dict[str, list[str]] = {
+    "exit2": ["+experiment=trigger_eval", "trigger.runs=0"],  # refused input: config checks only
+    "stub_run": ["+experiment=trigger_eval", "progress=false", "trigger.runs=1"],
+}
+
+
+def cpu_of(argv: list[str], env: dict[str, str]) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-m", "skilleval.cli", *argv], env=env, cwd=ROOT,
+                   capture_output=True, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=12, help="alternating pairs per case")
+    parser.add_argument("--cases", default=",".join(CASES), help=f"comma-separated: {', '.join(CASES)}")
+    args = parser.parse_args()
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE") and not k.startswith("SKILLEVAL_")}
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = {"no cache": {**base, "PYTHONDONTWRITEBYTECODE": "1"},
+                    "shared cache": {**base, "PYTHONPYCACHEPREFIX": str(Path(tmp) / "pycache")}}
+        n = 0
+
+        def run(case: str, name: str) -> float:
+            nonlocal n
+            n += 1
+            env = {**settings[name], "SKILLEVAL_STORE": f"{tmp}/store{n}", "SKILLEVAL_OUTPUTS": f"{tmp}/out"}
+            return cpu_of(CASES[case], env)
+
+        for case in args.cases.split(","):
+            run(case, "shared cache")  # the warm-up that fills the cache
+            cpu: dict[str, list[float]] = {name: [] for name in settings}
+            for i in range(args.repeats):
+                order = list(settings) if i % 2 == 0 else list(settings)[::-1]
+                for name in order:
+                    cpu[name].append(run(case, name))
+            ratio, low, high = ratio_ci(cpu["shared cache"], cpu["no cache"])
+            print(f"{case:>9}: CPU s per process, no cache {statistics.fmean(cpu['no cache']):.3f}, "
+                  f"shared cache {statistics.fmean(cpu['shared cache']):.3f}; ratio {ratio:.3f} "
+                  f"(paired 95 % CI {low:.3f}-{high:.3f}, {args.repeats} pairs)")
+
+
+if __name__ == "__main__":
+    main()
