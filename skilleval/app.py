@@ -65,6 +65,7 @@ class JobContext:
     overrides: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
     variant: Any = None  # skilleval.variants.source.Choice, set by run_job
+    prepared: Any = None  # what the experiment's check_inputs built, for the run to reuse
     description_hash: str = ""
     timing: dict[str, float] = field(default_factory=dict)
     _progress: Progress | None = None
@@ -325,7 +326,7 @@ def check_inputs(job: JobContext, experiment: Any) -> None:
     were checked before the store opened (``config_checks.check_skill_folders``)."""
     extra = getattr(experiment, "check_inputs", None)
     if extra is not None:
-        extra(job)
+        job.prepared = extra(job)
 
 
 def _budget_stop(job: JobContext, why: str) -> int:

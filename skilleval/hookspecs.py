@@ -151,11 +151,11 @@ def register_experiments(register: Register) -> None:
     ``("trigger_eval",)``; ``()`` for an experiment that writes its own results); reporters
     that declare ``kinds`` none of which it reports are then refused before the run.
 
-    Inputs: the callable may carry ``check_inputs(job) -> None``, which reads what the run
-    will read (its eval set, say) and raises ``UserError`` on bad input. It is called before
-    the run's row is stored, so a typo is refused (exit 2) without leaving a failed run
-    behind. The skill (``skill=``) and the distractors are checked this way for every
-    experiment.
+    Inputs: the callable may carry ``check_inputs(job)``, which reads what the run will read
+    (its eval set, say) and raises ``UserError`` on bad input. It is called before the run's
+    row is stored, so a typo is refused (exit 2) without leaving a failed run behind; what it
+    returns is kept as ``job.prepared`` for the run to reuse. The skill (``skill=``) and the
+    distractors are checked this way for every experiment.
     """
 
 

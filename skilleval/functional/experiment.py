@@ -132,7 +132,7 @@ def run_functional_eval(job: "JobContext") -> int:
 
 
 async def functional_eval_async(job: "JobContext") -> int:
-    setup = prepare(job)
+    setup = job.prepared if isinstance(job.prepared, Setup) else prepare(job)
     records = await run_records(job, setup, setup.arms, all_failed_ok=True)
     if not any(r.result is not None for r in records):  # a budget stop before the first one
         raise HarnessError(f"no execution ran ({len(records)} planned)")
@@ -321,6 +321,7 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
 run_functional_eval.gate_metrics = ("delta",)  # type: ignore[attr-defined]
 run_functional_eval.gate_baseline = True  # type: ignore[attr-defined]
 run_functional_eval.reports = ("functional_eval",)  # type: ignore[attr-defined]
+run_functional_eval.check_inputs = prepare  # evals, arms, input files, judges: before the run is stored  # type: ignore[attr-defined]
 run_functional_eval.gate_confidence = "functional.confidence"  # type: ignore[attr-defined]
 
 

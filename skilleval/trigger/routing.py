@@ -195,7 +195,7 @@ def run_routing(job: "JobContext") -> int:
     from skilleval.trigger.experiment import run_self_check
     from skilleval.trigger.runner import require_trustworthy
 
-    skills, cases = routing_inputs(job)
+    skills, cases = job.prepared or routing_inputs(job)  # check_inputs read them already
     names = [s.name for s in skills]
     from skilleval.app import checked_number
 

@@ -150,13 +150,15 @@ def _refused_elsewhere(tmp: Path) -> dict[str, tuple[str, list[str], str]]:
         "attribute-missing-skill": ("attribute", [f"skill={tmp / 'gone'}"], "skill folder not found"),
         "functional-missing-skill": ("functional_eval", [f"skill={tmp / 'gone'}"], "skill folder not found"),
         "attribute-mistyped-cases": ("attribute", [f"skill={d}", f"cases={tmp / 'nope.json'}"], "nope.json"),
+        "functional-no-such-eval": ("functional_eval", ["functional.only=[999]"], "matches no eval"),
+        "functional-mistyped-evals": ("functional_eval", [f"functional.evals={tmp / 'nope.json'}"], "nope.json"),
     }
 
 
 @pytest.mark.parametrize("case", [
     "routing-no-cases", "routing-unknown-label", "routing-missing-skill", "opt-one-class",
     "opt-apply-renamed-folder", "attribute-missing-skill", "functional-missing-skill",
-    "attribute-mistyped-cases"])
+    "attribute-mistyped-cases", "functional-no-such-eval", "functional-mistyped-evals"])
 def test_every_experiment_refuses_bad_input_before_storing_a_run(case: str, skilleval_cli,
                                                                   tmp_path: Path) -> None:  # noqa: ANN001
     """The inputs each experiment reads are checked before its run row is written
