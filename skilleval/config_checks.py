@@ -117,10 +117,9 @@ def check_skill_lists(cfg: Any) -> None:
 def check_skill_folders(cfg: Any) -> None:
     """The skill (``skill=``) and the distractors load, for every experiment, before the store
     opens: a mistyped path is refused (exit 2) without a failed run left in the store, and
-    without loading the store's libraries."""
+    without loading the store's libraries. After `check_job_config` (distractors is a list)."""
     from skilleval.skills import load_skill
 
-    check_skill_lists(cfg)
     for path in [cfg.get("skill"), *(cfg.get("distractors") or [])]:
         if path:
             load_skill(path)

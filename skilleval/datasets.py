@@ -95,8 +95,10 @@ def dump_trigger_cases(cases: Iterable[TriggerCase], path: str | Path) -> None:
     Path(path).write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def check_trigger_inputs(job: Any) -> None:
+def check_trigger_inputs(job: Any) -> tuple[Any, list[TriggerCase]]:
     """``check_inputs`` of the experiments that read a trigger eval set (trigger_eval,
-    trigger_opt, attribute): the set is read and refused before the run is stored (see
-    ``hookspecs.register_experiments``). `job` is the ``app.JobContext``."""
-    job.load_cases(job.load_skill())
+    attribute): the skill and its set, read before the run is stored (bad ones refused, see
+    ``hookspecs.register_experiments``) and kept as ``job.prepared``. `job` is the
+    ``app.JobContext``."""
+    skill = job.load_skill()
+    return skill, job.load_cases(skill)

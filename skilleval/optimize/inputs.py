@@ -25,5 +25,6 @@ def opt_inputs(job: "JobContext", opt: OptimizeSettings) -> tuple[Skill, list[Tr
     return skill, cases
 
 
-def check_opt_inputs(job: Any) -> None:
-    opt_inputs(job, OptimizeSettings.from_cfg(job.cfg.get("optimize")))
+def check_opt_inputs(job: Any) -> tuple[Skill, list[TriggerCase]]:
+    """Kept as ``job.prepared``: `Optimizer.prepare` reuses it."""
+    return opt_inputs(job, OptimizeSettings.from_cfg(job.cfg.get("optimize")))

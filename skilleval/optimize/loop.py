@@ -48,7 +48,7 @@ class Optimizer:
 
     def prepare(self) -> None:
         job = self.job
-        self.skill, self.cases = opt_inputs(job, self.opt)
+        self.skill, self.cases = job.prepared or opt_inputs(job, self.opt)  # from check_inputs
         self.distractors = job.load_distractors()
         self.splitter_name = str(job.cfg.splitter.get("name"))
         self.split: Split = job.build("splitter", job.cfg.splitter).split(self.cases)

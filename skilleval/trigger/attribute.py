@@ -38,8 +38,7 @@ def run_attribute(job: "JobContext") -> int:
     for key, got, least in (("exact_max", exact_max, 0), ("permutations", n_perms, 1), ("bootstrap", boot, 1)):
         if got < least:  # 0 permutations or resamples crashed with a traceback after the calls
             raise UserError(f"attribute.{key} must be at least {least}, got {got}")
-    skill = job.load_skill()
-    cases = job.load_cases(skill)
+    skill, cases = job.prepared or check_trigger_inputs(job)  # check_inputs read them already
     distractors = job.load_distractors()
     sentences = attr.split_sentences(skill.description)
     n = len(sentences)

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
-from skilleval.datasets import check_trigger_inputs
 from skilleval.config import example_note
+from skilleval.datasets import check_trigger_inputs
 from skilleval.domain import Skill
 from skilleval.errors import BudgetExhausted, HarnessError
 from skilleval.gates import estimates as gate_estimates
@@ -93,8 +93,7 @@ def _self_check_calls(job: "JobContext") -> str:
 
 
 def run_trigger_eval(job: "JobContext") -> int:
-    skill = job.load_skill()
-    cases = job.load_cases(skill)
+    skill, cases = job.prepared or check_trigger_inputs(job)  # check_inputs read them already
     distractors = job.load_distractors()
     runner = job.new_runner()
     settings = runner.settings
