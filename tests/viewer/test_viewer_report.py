@@ -201,3 +201,29 @@ def test_a_run_that_ended_without_a_workspace_says_so(skilleval_cli, page, tmp_p
     page.page.locator("main").get_by_text("without writing a workspace").wait_for(timeout=10_000)
     assert "budget_stopped" in page.page.inner_text("main") and "when the run ends" not in page.page.inner_text("main")
     assert r.returncode == 4 and page.blocked == [] and page.errors == []
+
+
+def test_benchmark_page_shows_the_feedback_on_the_previous_iteration(skilleval_cli, page, tmp_path) -> None:  # noqa: ANN001
+    """functional_eval reads back the reviews of the previous iteration (benchmark.json
+    ``previous_feedback``); the Benchmark page lists them under the new numbers, as text."""
+    ws = tmp_path / "ws"
+    args = ("+experiment=functional_eval", "functional.runs=1", "functional.analyze=false",
+            "functional.only=[1]", f"functional.workspace={ws}", "progress=false")
+    skilleval_cli.run(*args, check=0, timeout=300)
+    [run1] = sorted(p.parent for p in (ws / "iteration-1").rglob("with_skill/run-1/outputs"))
+    rid = run1.relative_to(ws / "iteration-1").as_posix().replace("/", "-")
+    hostile = "<b id=injected>bold?</b> the totals row is missing"
+    (ws / "iteration-1" / "feedback.json").write_text(json.dumps(
+        {"reviews": [{"run_id": rid, "feedback": hostile, "timestamp": "2026-12-01T00:00:00Z"}],
+         "status": "complete"}), encoding="utf-8")
+    skilleval_cli.run(*args, check=0, timeout=300)
+    run_id = json.loads((ws / "iteration-2" / "benchmark.json").read_text())["metadata"]["run_id"]
+    out = tmp_path / "fb.html"
+    skilleval_cli.run("report", "latest", "-o", str(out), check=0)
+    open_offline(page, out)
+    page.page.goto(out.as_uri() + f"#/run/{run_id}/benchmark")
+    page.page.get_by_role("heading", name="Feedback on iteration-1 (complete)").wait_for(timeout=10_000)
+    item = page.page.locator("ul.feedback-previous li")
+    assert item.count() == 1 and item.first.inner_text() == f"{rid}: {hostile}"
+    assert page.page.locator("#injected").count() == 0  # shown as text, never as markup
+    assert page.blocked == [] and page.errors == []

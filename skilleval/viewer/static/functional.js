@@ -298,7 +298,11 @@
       h("p", { class: "muted" }, ds.method || ""), t, h("h2", {}, "Pass rate per eval (mean of runs)"), pv,
       h("p", { class: "muted" }, "the chart leaves out an arm that is insufficient for an eval"), box,
       h("h2", {}, "Per expectation, passes per arm"), pe,
-      h("h2", {}, "Notes (flaky, non-discriminating, analyzer)"), h("ul", {}, (b.notes || []).map((n) => h("li", { dir: "auto" }, n))));
+      h("h2", {}, "Notes (flaky, non-discriminating, analyzer)"), h("ul", {}, (b.notes || []).map((n) => h("li", { dir: "auto" }, n))),
+      /* what the reviewer wrote about the previous iteration's outputs, beside the new numbers */
+      ...(b.previous_feedback ? [h("h2", {}, `Feedback on ${b.previous_feedback.iteration} (${b.previous_feedback.status || "no status"})`),
+        h("ul", { class: "feedback-previous" }, Object.entries(b.previous_feedback.reviews || {}).map(([rid, text]) =>
+          h("li", { dir: "auto" }, h("span", { class: "muted" }, rid + ": "), text)))] : []));
     const chart = SE.chart(canvas, { type: "bar", data: { labels: evals, datasets: arms.map((a, k) => ({ label: a, data: perEval.map((e) => (e[a] && !e[a].insufficient ? e[a].pass_rate.mean : null)),
       backgroundColor: k === 0 ? "rgba(40,110,200,0.6)" : "rgba(200,90,40,0.6)" })) }, options: { scales: { y: { min: 0, max: 1 } } } });
     SE.cleanup = () => chart.destroy();
