@@ -30,6 +30,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from skilleval.stats import bootstrap_ci_clustered, stratified_permutation_p
+from skilleval.reporting.markdown import md as md_text
 
 METRICS = ("pass_rate", "time_seconds", "tokens")
 FLAKY_STDDEV = 0.25
@@ -253,7 +254,14 @@ def render_md(bench: dict[str, Any]) -> str:
             return f"insufficient: {a.get('valid', 0)} valid{err}"
         return pr(a["pass_rate"]) + err
     for r in bench["per_eval"]:
-        lines.append(f"| {r['eval_name']} | {cell(r, p)} | {cell(r, b)} | {_fmt(r['delta_pass_rate'], '{:+.2f}')} |")
-    if bench.get("notes"):
-        lines += ["", "## Notes", ""] + [f"- {n}" for n in bench["notes"]]
+        lines.append(f"| {md_text(r['eval_name'])} | {cell(r, p)} | {cell(r, b)} | "
+                     f"{_fmt(r['delta_pass_rate'], '{:+.2f}')} |")
+    if bench.get("notes"):  # the analyzer's notes are model output: escaped like every name
+        lines += ["", "## Notes", ""] + [f"- {md_text(n, 2000)}" for n in bench["notes"]]
+    prev = bench.get("previous_feedback")
+    if prev:
+        lines += ["", f"## Feedback on {prev['iteration']} ({prev.get('status') or 'no status'})", "",
+                  "What the reviewer wrote about the previous outputs (the viewer shows each beside "
+                  "the new output of the same run):", ""]
+        lines += [f"- {md_text(rid)}: {md_text(text, 2000)}" for rid, text in prev["reviews"].items()]
     return "\n".join(lines) + "\n"

@@ -20,7 +20,8 @@ from skilleval.functional.arms import Arm, build_arms, check_equal
 from skilleval.functional.benchmark import build_benchmark, render_md
 from skilleval.functional.runner import FunctionalRunner, RunRecord
 from skilleval.functional.tasks import TaskCase, default_evals_path, load_evals
-from skilleval.functional.workspace import run_entry, write_workspace
+from skilleval.functional.previous_feedback import previous_feedback
+from skilleval.functional.workspace import next_iteration, run_entry, write_workspace
 from skilleval.terminal import safe
 
 if TYPE_CHECKING:
@@ -156,8 +157,11 @@ async def functional_eval_async(job: "JobContext") -> int:
         mark_partial(bench, stopped, setup.runner.stats, len(records))
     if f.get("analyze", True) and not problem and not stopped:
         bench["notes"] += await benchmark_observations(setup.runner.model_backend, bench)
-    md = render_md(bench)
     ws = Path(f["workspace"]).expanduser() if f.get("workspace") else job.output_dir / "workspace"
+    prev = previous_feedback(ws, int(f.get("iteration") or next_iteration(ws)))
+    if prev is not None:  # the reviews of the last outputs, beside the new numbers
+        bench["previous_feedback"] = prev
+    md = render_md(bench)
     if f.get("iteration"):
         from skilleval.functional.workspace import set_aside_feedback
 
@@ -172,6 +176,10 @@ async def functional_eval_async(job: "JobContext") -> int:
     print_summary(job, bench, records, setup)
     job.report("functional_eval", bench)
     job.console.print(f"workspace: {safe(it)}\nbenchmark: {safe(it / 'benchmark.json')} and benchmark.md")
+    if prev is not None:
+        job.console.print(f"feedback on {safe(prev['iteration'])} ({safe(prev.get('status') or 'no status')}): "
+                          f"{len(prev['reviews'])} run(s) commented; listed in benchmark.md, and shown "
+                          "beside the new outputs in `skilleval view`")
     st = setup.runner.stats
     model = setup.runner.model_backend  # judge, re-ask and analyzer calls, with their cost
     job.summary.update({"calls_made": st["executions_run"] + getattr(model, "calls", st["judge_calls"]),
