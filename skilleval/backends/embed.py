@@ -27,7 +27,9 @@ from skilleval.domain import ListedSkill, Outcome, Trial, TrialResult
 class EmbedBackend(BaseBackend):
     name = "embed"
     needs_self_check = False
-    harness_version = "embed-3"  # embed-3: best-item blend feature (bumped when a new variant ships)
+    # embed-3: best-item blend feature; embed-4: calibration set grown to 24 skills (bumped when
+    # a new variant or a new calibration ships)
+    harness_version = "embed-4"
 
     def __init__(self, params: EmbedParams) -> None:
         import numpy as np

@@ -19,7 +19,7 @@ see ``embed_lexical``) maximise the likelihood of ``should_trigger``
 ``embed_calibration_set.json`` holds (a) three bundled examples (migration-review,
 recipe-scaler, dockerfile-slim): each of their 20 labelled queries is scored once against the
 example's shipped one-line description and once against a full description written for the
-calibration from that skill's own "When this applies" section; and (b) thirteen skills
+calibration from that skill's own "When this applies" section; and (b) twenty-one skills
 written only for the calibration with 20 labelled queries each (10 should trigger, 10
 near-misses): regex-helper and trip-itinerary, then seven that widen the set with
 real-world-shaped descriptions (job-application-writer, pytest-writer, workout-planner and
@@ -27,13 +27,28 @@ web-accessibility-audit: long "Use when A, B, C ... Do not use for X, Y" lists, 
 queries that mostly match one listed use; houseplant-doctor: medium; latex-fixer and
 colour-palette: one line), then four whose near-misses are all hard kinds (bike-repair,
 aquarium-keeper, home-wifi-fixer, knitting-helper: same nouns but another job, knowledge
-questions about the domain, neighbouring tools, excluded uses), each group written before
-any model scored it. 380 rows, 320 distinct queries, 190 positive; every row lists the
-target with the four bundled distractors, as the benchmark does. The JSON records the data,
-the in-sample loss and accuracy, the leave-one-skill-out (16-fold) loss and accuracy (the
+questions about the domain, neighbouring tools, excluded uses), then eight more in eight new
+domains (sql-query-tuner, k8s-manifest-reviewer, citation-formatter, vegetable-garden-planner,
+3d-print-troubleshooter, guitar-practice-coach, spanish-tutor, chess-coach; three long list
+descriptions, three medium, two one-line; hard near-misses) added 2026-12-01 as the fourth
+pre-registered attempt at issue 14's first acceptance line (grow the set: more, more varied
+labelled skills is the generic way to make a fitted calibration generalise), each group
+written before any model scored it. 540 rows, 480 distinct queries, 270 positive; every row
+lists the target with the four bundled distractors, as the benchmark does. The JSON records
+the data, the in-sample loss and accuracy, the leave-one-skill-out (24-fold) loss and accuracy (the
 centring vector is computed once on all calibration queries, also for the folds) and, per
 pre-registered variant, the same figures with the decision rule that picked the shipped one
 (``choose``).
+
+**Growing the set (fourth attempt, 2026-12-01).** Rule fixed in advance: refit with ``choose``
+on the 540 rows, keep the larger set only if the shipped fit's leave-one-skill-out log loss is
+lower than before (0.5734, ``blend`` on 380 rows), whatever the acceptance benchmark says.
+Result: the rule now picks ``blend-item-margin`` (w = 0.56, m = 0.115; intercept 0.02, slope
+7.38): LOSO log loss 0.5605, accuracy 0.698 (before 0.5734, 0.687); like for like on the 380
+old rows only, 0.5709 (``blend`` refitted on the 540 rows: 0.5681 there; the eight new
+skills' rows 0.536). Kept. Acceptance run afterwards, once (``benchmarks/embed_accuracy.py
+--runs 9``), embed vs stub: changelog-writer 0.55 vs 0.50, csv-tidy 0.85 vs 0.90,
+bank-reconciliation 0.70 vs 0.70, dog-trainer 0.55 vs 0.40; line 1 still not met.
 
 The acceptance sets (``ACCEPTANCE_SETS``: changelog-writer, csv-tidy, the unseen
 bank-reconciliation and dog-trainer fixtures) and meeting-minutes (same skill as the older unseen fixture)

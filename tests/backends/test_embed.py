@@ -91,10 +91,29 @@ def test_calibration_is_shipped_and_in_the_identity(backend) -> None:
     from skilleval.backends.embed_calibration import CALIBRATION_FILE, calibration_rows
 
     fit = json.loads(CALIBRATION_FILE.read_text())
-    assert fit["slope"] > 0 and fit["data"]["rows"] == len(calibration_rows()) == 380
+    assert fit["slope"] > 0 and fit["data"]["rows"] == len(calibration_rows()) == 540
     assert len(fit["center"]) == 384
     assert fit["leave_one_skill_out"]["log_loss"] < 0.693  # better than a coin, out of sample
     assert backend.identity()["calibration"] == [fit["intercept"], fit["slope"], fit["exclusion_penalty"]]
+
+
+def test_a_refit_on_other_calibration_data_changes_every_trial_key(backend) -> None:
+    """Cached embed trials are never reused across calibrations: the fit's data hash is part of
+    the backend identity, hence of the trial key (the same intercept and slope fitted on other
+    data still give other keys)."""
+    import copy
+
+    from skilleval.trigger.policies import TriggerSettings
+    from skilleval.trigger.runner import TrialRunner
+
+    refit = copy.copy(backend)
+    refit.calibration = {**backend.calibration,
+                         "data": {**backend.calibration["data"], "sha256": "0" * 64}}
+    settings = TriggerSettings(runs=1, policy="fixed")
+    keys = [TrialRunner(b, settings=settings, store=None).key(b"listing", "t", "q", 0) for b in (backend, refit)]
+    assert keys[0] != keys[1]
+    assert backend.identity()["calibration"] == refit.identity()["calibration"]
+    assert backend.identity()["harness"] == "embed-4"
 
 
 def test_cli_trigger_eval_with_embed_records_the_fit(skilleval_cli) -> None:
