@@ -14,17 +14,18 @@ intervals over the (example, seed) pairs.
 
 Usage: python benchmarks/prescreen_savings.py [--seeds 5] [--serve-sim]
 
-Measured with ``--seeds 10 --serve-sim`` (2026-12-01, embed model ``embed-3``: blend
-feature refitted on the 380-row calibration set; trigger_opt defaults of that day, 20 pairs
-per arm)::
+Measured with ``--seeds 10 --serve-sim`` on a fresh clone (2026-12-02, embed model
+``embed-4``: ``blend-item-margin`` fitted on the 540-row calibration set; trigger_opt
+defaults of that day, 20 pairs per arm)::
 
-    [stub] calls: without 255.7, with prescreen 146.4 (ratio 0.57); paired diff -109.2 [-121.1, -97.2]
-           test accuracy: without 0.830, with 0.820; paired diff -0.010 [-0.070, +0.040]
+    [stub] calls: without 256.4, with prescreen 141.7 (ratio 0.55); paired diff -114.8 [-133.2, -98.7]
+           test accuracy: without 0.830, with 0.840; paired diff +0.010 [-0.040, +0.070]
     [serve-sim (anthropic_api)] the same figures: serve-sim draws what the stub draws per trial
 
-Calls saved are clear; the accuracy difference is not significant (the 300-row fit gave
--0.010 [-0.070, +0.050] at 0.57, the model before it -0.010 [-0.060, +0.030]; an earlier
-4-pair run on an older one -0.150 [-0.300, +0.000]).
+Calls saved are clear; the accuracy difference is not significant (``embed-3`` on the
+380-row set gave -0.010 [-0.070, +0.040] at 0.57, the 300-row fit -0.010 [-0.070, +0.050],
+the model before it -0.010 [-0.060, +0.030]; an earlier 4-pair run on an older one -0.150
+[-0.300, +0.000]).
 Only the two original examples.
 """
 from __future__ import annotations
