@@ -158,7 +158,8 @@ async def functional_eval_async(job: "JobContext") -> int:
     if f.get("analyze", True) and not problem and not stopped:
         bench["notes"] += await benchmark_observations(setup.runner.model_backend, bench)
     ws = Path(f["workspace"]).expanduser() if f.get("workspace") else job.output_dir / "workspace"
-    prev = previous_feedback(ws, int(f.get("iteration") or next_iteration(ws)))
+    number = int(f.get("iteration") or next_iteration(ws))  # the iteration folder written below
+    prev = previous_feedback(ws, number)
     if prev is not None:  # the reviews of the last outputs, beside the new numbers
         bench["previous_feedback"] = prev
     md = render_md(bench)
@@ -170,7 +171,7 @@ async def functional_eval_async(job: "JobContext") -> int:
             job.console.print(f"[yellow]note: iteration-{f.get('iteration')} already had feedback on its "
                               f"earlier outputs; kept as {safe(kept.name)}, the new outputs start without "
                               "feedback[/yellow]")
-    it = write_workspace(ws, records, bench, md, f.get("iteration"))
+    it = write_workspace(ws, records, bench, md, number)
     (job.output_dir / "benchmark.json").write_text(json.dumps(bench, indent=2, default=str), encoding="utf-8")
     (job.output_dir / "benchmark.md").write_text(md, encoding="utf-8")
     print_summary(job, bench, records, setup)
