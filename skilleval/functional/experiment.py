@@ -132,7 +132,7 @@ def run_functional_eval(job: "JobContext") -> int:
 
 
 async def functional_eval_async(job: "JobContext") -> int:
-    setup = job.prepared if isinstance(job.prepared, Setup) else prepare(job)
+    setup = job.prepared or prepare(job)  # check_inputs built it already
     records = await run_records(job, setup, setup.arms, all_failed_ok=True)
     if not any(r.result is not None for r in records):  # a budget stop before the first one
         raise HarnessError(f"no execution ran ({len(records)} planned)")

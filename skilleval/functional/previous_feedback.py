@@ -22,7 +22,7 @@ def previous_feedback(workspace: Path, iteration: int) -> dict[str, Any] | None:
     if iteration < 2 or not prev.is_dir():
         return None
     data = feedback.read(prev)  # an unreadable file reads as none: the viewer says why
-    reviews = {rid: text.strip() for rid, text in feedback.by_run(prev).items() if text.strip()}
+    reviews = {rid: text.strip() for rid, text in feedback.texts(data).items() if text.strip()}
     if not reviews:
         return None
     return {"iteration": prev.name, "status": data.get("status"), "reviews": dict(sorted(reviews.items()))}

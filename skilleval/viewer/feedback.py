@@ -69,9 +69,14 @@ def read_for_update(workspace: Path) -> dict[str, Any]:
     return data
 
 
-def by_run(workspace: Path) -> dict[str, str]:
-    return {str(r.get("run_id")): str(r.get("feedback") or "") for r in read(workspace)["reviews"]
+def texts(data: dict[str, Any]) -> dict[str, str]:
+    """run_id -> feedback text of a read feedback.json (entries that are not objects skipped)."""
+    return {str(r.get("run_id")): str(r.get("feedback") or "") for r in data["reviews"]
             if isinstance(r, dict)}
+
+
+def by_run(workspace: Path) -> dict[str, str]:
+    return texts(read(workspace))
 
 
 def _now() -> str:
@@ -112,8 +117,7 @@ def save(workspace: Path, run: str, text: str, base: str | None = None) -> dict[
     with _locked(workspace):
         data = read_for_update(workspace)
         if base is not None:
-            current = next((str(r.get("feedback") or "") for r in data["reviews"]
-                            if isinstance(r, dict) and r.get("run_id") == run), "")
+            current = texts(data).get(run, "")
             if current not in (base[:MAX_FEEDBACK], text):
                 raise Conflict(current)
         reviews = [r for r in data["reviews"] if isinstance(r, dict) and r.get("run_id") != run]
@@ -127,8 +131,7 @@ def save(workspace: Path, run: str, text: str, base: str | None = None) -> dict[
 def submit(workspace: Path, runs: Iterable[str]) -> dict[str, Any]:
     """The final submit: every run listed, status complete."""
     with _locked(workspace):
-        have = {str(r.get("run_id")): str(r.get("feedback") or "")
-                for r in read_for_update(workspace)["reviews"] if isinstance(r, dict)}
+        have = texts(read_for_update(workspace))
         stamp = _now()
         out = {"reviews": [{"run_id": r, "feedback": have.get(r, ""), "timestamp": stamp} for r in runs],
                "status": "complete"}
