@@ -113,6 +113,13 @@ the queries the benchmark scores, which ours, whose test number must stay held o
 do. By class: handed over a candidate +0.028 higher, -0.034 lower where ours had evaluated one
 as good (choosing), -0.001 where it had none (proposing); kept the original -0.011 (+0.002);
 test check overruled -0.004.
+2026-12-02: ``optimize.reconsider_alpha=0.2`` adopted on development seeds (rule, alternatives
+and figures in conf/optimize/default.yaml; 400-409 / 500-509 / 600-609, paired vs skill-creator,
+-0.040 / +0.013 / -0.023 -> -0.013 / +0.033 / -0.013, no extra calls). Reported seeds 0..29, run
+once after adopting it: calls ratio 0.55; 0.812 vs 0.829, paired -0.017 [-0.037, +0.004] (old
+defaults in the same run -0.021 [-0.042, +0.000]; new - old +0.004 [-0.003, +0.012]); the target
+is still NOT met. Kept the original now -0.001 of the mean (was -0.011); handed over a candidate
+worse than one ours evaluated -0.041.
 
 Usage: python benchmarks/optimizer_efficiency.py [--seeds 30] [--seed-start 0] [--jobs 2]
        [--ours "optimize.patience=1" ...] [--unseen 4] [--diagnose]

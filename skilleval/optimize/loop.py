@@ -11,7 +11,9 @@ query costs one run per query, not all of them. It replaces the incumbent only o
 (`selection.compare`). Trials are cached, so a description met before costs nothing. The loop stops
 when the incumbent passes every train and validation query, at ``max_iterations``, after
 ``patience`` iterations without a replacement, when the proposer has nothing new, or when
-the budget runs out. Then, once, the original and the best are evaluated on test.
+the budget runs out. A loop that kept the original then tries its fully evaluated candidates
+against it once more (``optimize.reconsider_alpha``, `selection.reconsider`; no calls).
+Then, once, the original and the best are evaluated on test.
 
 With ``splitter=holdout`` or ``none`` there is no validation split: ranking and the paired
 test use train only (say so in the output), and with ``none`` there is no test number.
@@ -22,10 +24,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from skilleval.errors import BudgetExhausted, HarnessError, UserError
+from skilleval.optimize import report
 from skilleval.optimize.inputs import check_opt_inputs, opt_inputs
 from skilleval.optimize.plan import OptimizeSettings, make_plan, screening
 from skilleval.optimize.proposers import Attempt, ProposalRequest, QueryScore
-from skilleval.optimize.selection import QueryOutcome, compare, outcomes, passed, rank_key
+from skilleval.optimize.selection import QueryOutcome, compare, outcomes, passed, rank_key, reconsider
 from skilleval.optimize.splitters import Split
 from skilleval.optimize.state import Entry, LoopState, StateStore, run_key
 from skilleval.trigger.policies import max_runs
@@ -194,7 +197,7 @@ class Optimizer:
             try:
                 proposals = await self.proposer.propose(request, backend=self.job.backend,
                                                         budget=self.job.budget)
-                self._log_proposals(it, request, proposals)
+                report.log_proposals(self.job.output_dir, it, request, proposals)
             except HarnessError as exc:
                 self.console.print(f"[yellow]proposer failed: {safe(exc)}[/yellow]")
                 state.iteration = it
@@ -216,7 +219,7 @@ class Optimizer:
                 train, val = await self.evaluate(prop.description, f"iter {it} cand {k + 1}",
                                                  screen=screen)
                 new.append(Entry(it, k + 1, prop.description, prop.proposer, train, val,
-                                 proposer_calls=prop.calls))
+                                 proposer_calls=prop.calls, screened=screen))
             ranked = sorted(new, key=lambda e: rank_key(e.train, e.validation, e.description))
             for r, e in enumerate(ranked, 1):
                 e.rank = r
@@ -233,6 +236,7 @@ class Optimizer:
                 if not screened_out:
                     top.train, top.validation = await self.evaluate(
                         top.description, f"iter {it} cand {top.candidate}")
+                    top.screened = False
             cmp = compare(top.train + top.validation, inc.train + inc.validation,
                           alpha=self.opt.alpha, test=self.opt.paired_test)
             better = rank_key(top.train, top.validation, top.description) < \
@@ -259,20 +263,21 @@ class Optimizer:
                 self._print_entry(e, state)
         return state
 
-    def _log_proposals(self, it: int, request: ProposalRequest, proposals: list) -> None:
-        """``logs/improve_iter_N.json`` (skill-creator §3.14, extended): exactly what the
-        proposer was given, and each candidate's prompts and answers."""
-        import dataclasses
-        import json
-
-        logs = self.job.output_dir / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        body = {"iteration": it, "request": dataclasses.asdict(request),
-                "candidates": [{"final_description": p.description, "char_count": len(p.description),
-                                "attempts": p.attempts, "rejected": p.rejected, **p.log}
-                               for p in proposals]}
-        (logs / f"improve_iter_{it}.json").write_text(json.dumps(body, indent=2, ensure_ascii=False),
-                                                      encoding="utf-8")
+    def _reconsider(self, state: LoopState) -> None:
+        """``optimize.reconsider_alpha``: see `selection.reconsider`."""
+        if self.opt.reconsider_alpha is None or state.incumbent != 0:
+            return
+        full = [(i, e) for i, e in enumerate(state.entries) if i and not e.screened
+                and e.description != state.original.description]
+        pick = reconsider((state.original.train, state.original.validation),
+                          [(e.train, e.validation) for _, e in full],
+                          alpha=self.opt.reconsider_alpha, test=self.opt.paired_test)
+        if pick is not None:
+            state.incumbent, e = full[pick[0]]
+            e.decision = (f"accepted after the loop ({pick[1].describe()} vs the original, "
+                          f"alpha {self.opt.reconsider_alpha}); was: {e.decision}")
+            self.states.checkpoint(state, [])
+            self._print_entry(e, state)
 
     def _print_entry(self, e: Entry, state: LoopState) -> None:
         star = "★" if state.best is e else " "
@@ -337,6 +342,7 @@ class Optimizer:
                 budget.max_calls = held
         if not state.entries:
             raise HarnessError("the budget ran out before the original description was evaluated")
+        self._reconsider(state)
         partial_test = False
         try:
             tests = await self.final_test(state)
@@ -348,7 +354,6 @@ class Optimizer:
 
 def run_trigger_opt(job: "JobContext") -> int:
     from skilleval.gates import estimates as gate_estimates
-    from skilleval.optimize import report
 
     opt = OptimizeSettings.from_cfg(job.cfg.get("optimize"))
     o = Optimizer(job, opt)

@@ -22,6 +22,7 @@ class OptimizeSettings:
     prescreen: str | None = None  # a free proxy backend (e.g. embed) ranks proposals first
     prescreen_keep: int = 1  # how many of them go on to the paid backend
     attribution: bool = False  # give the proposer the incumbent's sentence-attribution table
+    reconsider_alpha: float | None = 0.2  # see selection.reconsider; None: the loop's choice stands
 
     @classmethod
     def from_cfg(cls, node: Any) -> "OptimizeSettings":
@@ -51,6 +52,11 @@ class OptimizeSettings:
             raise UserError(f"optimize.paired_test must be mcnemar or sign, got {s.paired_test!r}")
         if not 0 < s.alpha <= 1:
             raise UserError(f"optimize.alpha must be in (0, 1], got {s.alpha}")
+        if s.reconsider_alpha is not None:
+            s.reconsider_alpha = checked_number("optimize.reconsider_alpha", s.reconsider_alpha, float)
+            if not 0 < s.reconsider_alpha <= 1:
+                raise UserError(f"optimize.reconsider_alpha must be null or in (0, 1], got "
+                                f"{s.reconsider_alpha}")
         return s
 
 

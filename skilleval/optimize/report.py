@@ -138,7 +138,8 @@ def build_results(o: "Optimizer", state: "LoopState", tests: dict[str, list[Quer
                   "test": rates_label(o.test_settings())},
         "selection": {"paired_test": o.opt.paired_test, "alpha": o.opt.alpha,
                       "patience": o.opt.patience, "candidates": o.opt.candidates,
-                      "max_iterations": o.opt.max_iterations},
+                      "max_iterations": o.opt.max_iterations,
+                      "reconsider_alpha": o.opt.reconsider_alpha},
         "calls": calls, "calls_cached": o.runner.calls_cached,
         "trial_calls": o.runner.calls_made, "proposer_calls": o.proposer_calls,
         "cost_usd": o.runner.cost_usd + o.proposer_cost,
@@ -147,6 +148,21 @@ def build_results(o: "Optimizer", state: "LoopState", tests: dict[str, list[Quer
         "run_key": state.run_key, "runs": state.runs, "proposer": o.proposer.name,
         "backend": o.job.backend.name, "model": o.job.backend.model,
     }
+
+
+def log_proposals(output_dir: Path, it: int, request: Any, proposals: list) -> None:
+    """``logs/improve_iter_N.json`` (skill-creator §3.14, extended): exactly what the
+    proposer was given, and each candidate's prompts and answers."""
+    import dataclasses
+
+    logs = output_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    body = {"iteration": it, "request": dataclasses.asdict(request),
+            "candidates": [{"final_description": p.description, "char_count": len(p.description),
+                            "attempts": p.attempts, "rejected": p.rejected, **p.log}
+                           for p in proposals]}
+    (logs / f"improve_iter_{it}.json").write_text(json.dumps(body, indent=2, ensure_ascii=False),
+                                                  encoding="utf-8")
 
 
 def write_outputs(o: "Optimizer", result: dict[str, Any]) -> None:

@@ -95,6 +95,7 @@ class Entry:
     p_value: float | None = None
     proposer_calls: int = 0
     rank: int = 0
+    screened: bool = False  # only the screen's one run per query (not every run)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
