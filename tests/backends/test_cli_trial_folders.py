@@ -34,12 +34,22 @@ def folder_threads(monkeypatch: pytest.MonkeyPatch) -> dict[str, set[str]]:
     return seen
 
 
-def test_trial_folders_are_made_and_removed_off_the_event_loop(sim, claude_bin, tmp_path: Path,  # noqa: ANN001
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    """The backend's ``work_root``: where its trial folders are made."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    return folder
+
+
+def backend(sim, claude_bin: str, work: Path) -> ClaudeCliBackend:  # noqa: ANN001
+    return ClaudeCliBackend(ClaudeCliParams(executable=claude_bin, base_url=sim.url, model="sim-1",
+                                            work_root=str(work), timeout_s=120.0))
+
+
+def test_trial_folders_are_made_and_removed_off_the_event_loop(sim, claude_bin, work: Path,  # noqa: ANN001
                                                                folder_threads) -> None:  # noqa: ANN001
-    work = tmp_path / "work"
-    work.mkdir()
-    b = ClaudeCliBackend(ClaudeCliParams(executable=claude_bin, base_url=sim.url, model="sim-1",
-                                         work_root=str(work), timeout_s=120.0))
+    b = backend(sim, claude_bin, work)
     items = trials(repeats=1)[:4]
 
     async def go():  # noqa: ANN202
@@ -53,12 +63,9 @@ def test_trial_folders_are_made_and_removed_off_the_event_loop(sim, claude_bin, 
     assert list(work.iterdir()) == []  # nothing left behind
 
 
-def test_a_completion_leaves_no_folder_behind(sim, claude_bin, tmp_path: Path,  # noqa: ANN001
+def test_a_completion_leaves_no_folder_behind(sim, claude_bin, work: Path,  # noqa: ANN001
                                               folder_threads) -> None:  # noqa: ANN001
-    work = tmp_path / "work"
-    work.mkdir()
-    b = ClaudeCliBackend(ClaudeCliParams(executable=claude_bin, base_url=sim.url, model="sim-1",
-                                         work_root=str(work), timeout_s=120.0))
+    b = backend(sim, claude_bin, work)
 
     async def go():  # noqa: ANN202
         return threading.current_thread().name, await b.complete("Say hello")
