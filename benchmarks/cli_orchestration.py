@@ -1,7 +1,7 @@
 """Benchmark: trigger trials through the real `claude` CLI against serve-sim, at default settings.
 
     python benchmarks/cli_orchestration.py [--trials 60] [--probe 6] [--repeats 3] [--compare 8]
-                                           [--compare-hold] [--compare-inline-folders]
+                                           [--compare-hold] [--compare-inline-removal]
                                            [--latency-ms 1500]
 
 The CLI is CPU-bound (a trial costs about 0.45 s of CPU), so the floor for N trials on C
@@ -19,8 +19,8 @@ usable CPUs is N x (CPU seconds per trial) / C. This script measures, in one run
    was 8), and the paired ratio of wall times against the default with a 95 % interval over
    passes; with ``--compare-hold``, the default cap with each process slot held until the
    killed CLI has been reaped, as before slots were freed at the kill (``cli_gate``); with
-   ``--compare-inline-folders``, the default with each trial folder made and removed on the
-   event loop, as before that work moved to a worker thread (``folders_off_loop``);
+   ``--compare-inline-removal``, the default with each trial folder removed on the event
+   loop, as before that moved to a worker thread (``removal_off_loop``);
 5. the most CLI processes at once in each pass ("peak procs"): the default cap starts at the
    usable CPUs and grows only when the API keeps processes waiting (``cli_gate``). With
    ``--latency-ms L`` serve-sim waits L ms before every answer, as the real API does
@@ -131,9 +131,9 @@ def main() -> int:
     parser.add_argument("--compare-hold", action="store_true",
                         help="also run the default cap with each slot held until the killed CLI "
                              "is reaped (the behaviour before slots were freed at the kill)")
-    parser.add_argument("--compare-inline-folders", action="store_true",
-                        help="also run the default with each trial folder made and removed on the "
-                             "event loop (the behaviour before that moved to a worker thread)")
+    parser.add_argument("--compare-inline-removal", action="store_true",
+                        help="also run the default with each trial folder removed on the event "
+                             "loop (the behaviour before that moved to a worker thread)")
     parser.add_argument("--latency-ms", type=float, default=0.0,
                         help="serve-sim waits this long before each answer (the real API takes "
                              "seconds): the default cap then grows past the CPUs (cli_gate)")
@@ -163,10 +163,10 @@ def main() -> int:
             hold = backend()
             hold.gate.early_release = False
             runs.append(("hold reap", hold))
-        if args.compare_inline_folders:
+        if args.compare_inline_removal:
             inline = backend()
-            inline.folders_off_loop = False
-            runs.append(("inline fs", inline))
+            inline.removal_off_loop = False
+            runs.append(("inline rm", inline))
         print(f"{'pass':>4} {'processes':>9} {'CPU/trial':>10} {'floor s':>8} {'wall s':>8} "
               f"{'wall/floor':>11} {'busy CPUs':>10} {'API calls/trial':>16} {'peak procs':>11} "
               f"{'own CPU/trial':>14} {'sim CPU/trial':>14}")

@@ -78,12 +78,12 @@ class ClaudeCliBackend(BaseBackend):
         # answer keeps processes waiting (the real API: seconds) -- see cli_gate.
         self.gate = ProcessGate(usable_cpus(), fixed=params.concurrency, meter=IdleMeter())
         self.max_processes = self.gate.cap  # at the start; the least it will be
-        # A trial folder is made and removed in a worker thread, not on the event loop: the
-        # skills' copies, and the CLI's config tree (about 20 entries) on removal, took 2-40 ms
-        # a trial on a loaded ext4 disk, and while the loop was blocked no freed slot started
-        # its next CLI and no running CLI's decision was read. False only for the benchmark's
-        # paired comparison (benchmarks/cli_orchestration.py --compare-inline-folders).
-        self.folders_off_loop = True
+        # A trial folder is removed in a worker thread, not on the event loop: the CLI's config
+        # tree (about 20 entries) took 2-40 ms a trial to remove on a loaded ext4 disk, and while
+        # the loop was blocked no freed slot started its next CLI and no running CLI's decision
+        # was read. False only for the benchmark's paired comparison
+        # (benchmarks/cli_orchestration.py --compare-inline-removal).
+        self.removal_off_loop = True
 
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
@@ -199,22 +199,26 @@ class ClaudeCliBackend(BaseBackend):
 
     async def _run_once(self, trial: Trial) -> tuple[CliRun, str]:
         """One CLI process. Status: ok | timeout | exit N: <stderr tail>."""
-        root = await self._folder_work(self._project, trial)
+        # Made on the loop, unlike its removal: an await between making the folder and the
+        # `try` that removes it would let a cancelled trial leave it behind.
+        root = self._project(trial)
         run = CliRun()
         try:
             async with self.gate.slot() as release:  # the CLI process's life, up to its kill
                 status = await self._run_process(trial, root, run, release)
         finally:
             if not self.params.keep_workdirs:
-                await self._folder_work(shutil.rmtree, root, True)
+                await self._remove(root)
         return run, status
 
-    async def _folder_work(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)``, filesystem work on a trial folder: in a worker thread (see
-        ``folders_off_loop``), so the event loop keeps serving the other trials meanwhile."""
-        if self.folders_off_loop:
-            return await asyncio.to_thread(fn, *args)
-        return fn(*args)
+    async def _remove(self, root: Path) -> None:
+        """Remove a trial folder in a worker thread (see ``removal_off_loop``), so the event
+        loop keeps serving the other trials meanwhile. Once started, the removal finishes even
+        if the awaiting trial is cancelled."""
+        if self.removal_off_loop:
+            await asyncio.to_thread(shutil.rmtree, root, True)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
 
     async def _run_process(self, trial: Trial, root: Path, run: CliRun,
                            release: Callable[[], Awaitable[None]]) -> str:
@@ -305,7 +309,7 @@ class ClaudeCliBackend(BaseBackend):
             raise HarnessError(f"claude -p gave no answer within {self.params.timeout_s:g} s") from None
         finally:
             await kill_group(proc)
-            await self._folder_work(shutil.rmtree, root, True)
+            await self._remove(root)
         try:
             result = json.loads(out.decode("utf-8", "replace").strip().splitlines()[-1])
         except (json.JSONDecodeError, IndexError):

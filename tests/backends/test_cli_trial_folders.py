@@ -1,6 +1,6 @@
-"""claude_cli's trial folders: each is made and removed in a worker thread, never on the event
-loop (which meanwhile starts the next CLI and reads the running ones' decisions), and none is
-left behind, for trials and for completions alike."""
+"""claude_cli's trial folders: each is removed in a worker thread, never on the event loop
+(which meanwhile starts the next CLI and reads the running ones' decisions), and none is left
+behind, for trials and for completions alike."""
 from __future__ import annotations
 
 import asyncio
@@ -17,19 +17,14 @@ from skilleval.domain import Outcome
 
 
 @pytest.fixture
-def folder_threads(monkeypatch: pytest.MonkeyPatch) -> dict[str, set[str]]:
-    """The threads the trial folders were made and removed in (observed, not replaced)."""
-    seen: dict[str, set[str]] = {"made": set(), "removed": set()}
-    mkdtemp, rmtree = claude_cli.tempfile.mkdtemp, shutil.rmtree
-
-    def made(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-        seen["made"].add(threading.current_thread().name)
-        return mkdtemp(*args, **kwargs)
+def removed_in(monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """The threads the trial folders were removed in (observed, not replaced)."""
+    seen: set[str] = set()
+    rmtree = shutil.rmtree
 
     def removed(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-        seen["removed"].add(threading.current_thread().name)
+        seen.add(threading.current_thread().name)
         return rmtree(*args, **kwargs)
-    monkeypatch.setattr(claude_cli.tempfile, "mkdtemp", made)
     monkeypatch.setattr(claude_cli.shutil, "rmtree", removed)
     return seen
 
@@ -47,8 +42,8 @@ def backend(sim, claude_bin: str, work: Path) -> ClaudeCliBackend:  # noqa: ANN0
                                             work_root=str(work), timeout_s=120.0))
 
 
-def test_trial_folders_are_made_and_removed_off_the_event_loop(sim, claude_bin, work: Path,  # noqa: ANN001
-                                                               folder_threads) -> None:  # noqa: ANN001
+def test_trial_folders_are_removed_off_the_event_loop(sim, claude_bin, work: Path,  # noqa: ANN001
+                                                      removed_in: set[str]) -> None:
     b = backend(sim, claude_bin, work)
     items = trials(repeats=1)[:4]
 
@@ -58,18 +53,38 @@ def test_trial_folders_are_made_and_removed_off_the_event_loop(sim, claude_bin, 
         return loop_thread, got
     loop_thread, got = asyncio.run(go())
     assert all(r.outcome in (Outcome.TRIGGERED, Outcome.NOT_TRIGGERED) for r in got), got
-    assert folder_threads["made"] and folder_threads["removed"]
-    assert loop_thread not in folder_threads["made"] | folder_threads["removed"], folder_threads
+    assert removed_in and loop_thread not in removed_in, removed_in
     assert list(work.iterdir()) == []  # nothing left behind
 
 
 def test_a_completion_leaves_no_folder_behind(sim, claude_bin, work: Path,  # noqa: ANN001
-                                              folder_threads) -> None:  # noqa: ANN001
+                                              removed_in: set[str]) -> None:
     b = backend(sim, claude_bin, work)
 
     async def go():  # noqa: ANN202
         return threading.current_thread().name, await b.complete("Say hello")
     loop_thread, done = asyncio.run(go())
     assert "simulated completion" in done.text
-    assert folder_threads["removed"] and loop_thread not in folder_threads["removed"]
+    assert removed_in and loop_thread not in removed_in, removed_in
+    assert list(work.iterdir()) == []
+
+
+@pytest.mark.parametrize("when", ["at once", "mid-run"])
+def test_a_cancelled_trial_leaves_no_folder_behind(sim, claude_bin, work: Path, when: str) -> None:  # noqa: ANN001
+    """A budget stop or Ctrl-C cancels trials in flight: at their first step (the folder is
+    being made) or while the CLI waits for the API."""
+    sim.configure(latency_ms=5000.0)
+    b = backend(sim, claude_bin, work)
+
+    async def go() -> None:
+        task = asyncio.create_task(b.run_trial(trials(repeats=1)[0]))
+        await asyncio.sleep(0)
+        if when == "mid-run":
+            while not any(work.iterdir()):
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    asyncio.run(go())
     assert list(work.iterdir()) == []
