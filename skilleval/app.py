@@ -228,7 +228,9 @@ def _sweep_identity() -> tuple[str, int, list[str], Path]:
 
 
 def new_run_id() -> str:
-    """Time-ordered and unique: a timestamp prefix sorts runs, a random suffix separates them."""
+    """Unique, and sorted by start to the second: a timestamp prefix, then a random suffix that
+    separates runs (and orders those started in the same second at random: order runs by the
+    ``runs`` table's ``ts``, as `latest` and the viewer do)."""
     return time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:10]
 
 

@@ -96,7 +96,9 @@ def test_rerun_makes_zero_backend_calls(e2e) -> None:  # noqa: ANN001
     assert f"backend calls: 0 new, {made} cached" in second_proc.stdout
     assert second["calls"] == {"made": 0, "cached": made}
     assert [r["verdict"] for r in second["results"]] == [r["verdict"] for r in first["results"]]
-    runs = sql(cli, "select run_id, calls_made, calls_cached, status from runs order by run_id")
+    # by ts: run ids sort by their start only to the second (two runs in one second order by
+    # their random suffix; seen on a fresh clone)
+    runs = sql(cli, "select run_id, calls_made, calls_cached, status from runs order by ts")
     assert [(r["run_id"], r["calls_made"], r["calls_cached"], r["status"]) for r in runs] == [
         (first["run_id"], made, 0, "done"), (second["run_id"], 0, made, "done")]
     [row] = sql(cli, f"select count(*) as n from trials where run_id = '{second['run_id']}'")
