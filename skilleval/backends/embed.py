@@ -63,6 +63,9 @@ class EmbedBackend(BaseBackend):
         # Weight of the lexical evidence (embed_lexical); 0 for a fit without it.
         self.lexical_weight = float(fit.get("lexical_weight", 0.0))
         self._center = np.asarray(fit["center"], dtype=np.float32)
+        # A learned diagonal metric (embed_metric): the query vector is weighted once per query.
+        weights = fit.get("dimension_weights")
+        self._metric = None if weights is None else np.asarray(weights, dtype=np.float32)
         encoder = shared_encoder()
         self.cache = EmbeddingCache(encoder.encode, MODEL_NAME)
         self.calls = 0
@@ -77,6 +80,8 @@ class EmbedBackend(BaseBackend):
                              self.exclusion, self.margin]
         if self.lexical_weight:  # only then, so a fit without lexical evidence keeps its identity
             ident["features"].append(self.lexical_weight)
+        if self._metric is not None:  # likewise for a learned metric
+            ident["features"].append(hashlib.sha256(self._metric.tobytes()).hexdigest()[:16])
         return ident
 
     def use_store(self, root: Path) -> None:
@@ -110,7 +115,8 @@ class EmbedBackend(BaseBackend):
         if self.lexical_weight:
             lex = list(listing_evidence(query, tuple((s.name, s.description, p.positive)
                                                      for s, p in zip(listing, parts, strict=True))))
-        values, _, neg = skill_scores(parts, self.vector(query), self.vector, self.penalty,
+        query_vec = self.vector(query) if self._metric is None else self.vector(query) * self._metric
+        values, _, neg = skill_scores(parts, query_vec, self.vector, self.penalty,
                                       self.item_weight, self.named_items, self.margin, self.exclusion,
                                       lex, self.lexical_weight)
         return {s.name: v for s, v in zip(listing, values)}, neg
