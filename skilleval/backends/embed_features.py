@@ -176,11 +176,13 @@ class FeatureVariant:
     def parameters(self) -> int:
         """Fitted parameters: intercept and slope, plus the item weight, the margin, the
         lexical weight and the diagonal metric's dimension weights where fitted."""
-        from skilleval.backends.embed_metric import DIMENSIONS
-
         return (2 + (self.item_weight is None) + self.fit_margin + self.lexical
                 + (DIMENSIONS if self.metric_l2 is not None else 0))
 
+
+#: Dimensions of the shipped encoder's vectors: the number of weights a learned diagonal
+#: metric (``embed_metric``) fits.
+DIMENSIONS = 384
 
 VARIANTS: dict[str, FeatureVariant] = {v.name: v for v in (
     FeatureVariant("whole", 0.0), FeatureVariant("best-item", 1.0),

@@ -57,9 +57,6 @@ from typing import Any
 
 import numpy as np
 
-#: Dimensions of the shipped encoder's vectors: the number of weights a diagonal metric fits.
-DIMENSIONS = 384
-
 
 @dataclass(frozen=True)
 class Products:

@@ -228,11 +228,10 @@ def test_fit_takes_another_encoder_and_reports_per_row_held_out_loss() -> None:
     assert abs(sum(rows) / len(rows) - res["leave_one_skill_out"]["log_loss"]) < 1e-5
     assert res["leave_one_skill_out"]["log_loss"] != shipped["leave_one_skill_out"]["log_loss"]
     assert "loso_row_loss" not in fit(bag_of_words, "bag-of-words")
-    # every variant but the two weakest-penalty learned metrics (half a minute each here)
-    names = [n for n in VARIANTS if n not in ("diag-0.01", "diag-0.1")]
+    # the variants without a learned metric (those take seconds to minutes; test_embed_metric)
+    names = [n for n in VARIANTS if VARIANTS[n].metric_l2 is None]
     shipped_fit, fits = choose(bag_of_words, "bag-of-words", names)
     assert list(fits) == names and 0.0 <= fits["blend"]["item_weight"] <= 1.0
-    assert len(fits["diag-1"]["dimension_weights"]) == 64 and fits["diag-1"]["metric_l2"] == 1.0
     assert fits["whole"]["item_weight"] == 0.0 and fits["best-item"]["item_weight"] == 1.0
     loso = {n: f["leave_one_skill_out"]["log_loss"] for n, f in fits.items()}
     assert loso[shipped_fit["variant"]] < min(loso.values()) + 0.001
