@@ -205,20 +205,12 @@ def test_unseen_paraphrased_set_beats_a_constant_answer(backend) -> None:
     assert None not in passed and sum(passed) / len(passed) >= 0.65
 
 
-def test_fit_takes_another_encoder_and_reports_per_row_held_out_loss() -> None:
+def test_fit_takes_another_encoder_and_reports_per_row_held_out_loss(bag_of_words) -> None:
     """benchmarks/embed_model_choice.py compares encoders through fit(encode, model): the
     encoder passed in is the one used, and the per-row held-out losses add up to the LOSO loss."""
-    import numpy as np
-
     from skilleval.backends.embed_calibration import choose, fit
 
-    def bag_of_words(texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 64), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in text.lower().split():
-                out[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % 64] += 1.0
-        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-
+    bag_of_words = bag_of_words(64)
     res = fit(bag_of_words, "bag-of-words", per_row=True)
     shipped = json.loads(CALIBRATION_FILE.read_text())
     assert res["model"] == "bag-of-words" and len(res["center"]) == 64

@@ -85,7 +85,7 @@ def test_backend_applies_the_fits_dimension_weights() -> None:
     assert backend.identity()["features"] == [*base_identity, hashlib.sha256(weights.tobytes()).hexdigest()[:16]]
 
 
-def test_fit_of_a_metric_variant_records_its_weights_and_held_out_figures(monkeypatch) -> None:
+def test_fit_of_a_metric_variant_records_its_weights_and_held_out_figures(monkeypatch, bag_of_words) -> None:
     """``embed_calibration.fit`` on a diag variant (here on three calibration skills and a
     16-dimension hashed bag of words, so it takes a second): the weights, their L2 strength
     and leave-one-skill-out figures are recorded, every fold refitted."""
@@ -95,14 +95,7 @@ def test_fit_of_a_metric_variant_records_its_weights_and_held_out_figures(monkey
     keep = sorted({r[0] for r in rows})[:3]
     monkeypatch.setattr(embed_calibration, "calibration_rows", lambda: [r for r in rows if r[0] in keep])
 
-    def bag_of_words(texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 16), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in text.lower().split():
-                out[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % 16] += 1.0
-        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-
-    res = embed_calibration.fit(bag_of_words, "bag-of-words", per_row=True, variant="diag-1")
+    res = embed_calibration.fit(bag_of_words(16), "bag-of-words", per_row=True, variant="diag-1")
     assert res["variant"] == "diag-1" and res["metric_l2"] == 1.0 and res["exclusion"] == "hinge-item"
     assert len(res["dimension_weights"]) == 16 and min(res["dimension_weights"]) > 0
     assert res["dimension_weights"] != [1.0] * 16
