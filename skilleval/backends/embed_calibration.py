@@ -114,21 +114,18 @@ def _row_loss(theta: Any, sims: tuple[Any, Any, Any], labels: Any, variant: Any)
         EXCLUSION_PENALTY,
         NO_EXCLUSION,
         combine,
+        target_log_loss,
     )
 
     w, margin = _unpack(theta, variant)
     lex = sims[3] if variant.lexical else None
     z = theta[0] + theta[1] * combine(*sims[:3], w, EXCLUSION_PENALTY, margin, variant.exclusion,
                                       lex, _lexical_weight(theta, variant))
-    top = np.maximum(0.0, z.max(axis=1))
-    denom = np.exp(-top) + np.exp(z - top[:, None]).sum(axis=1)
+    rivals = None
     if variant.exclusion == "rival":
         neg = sims[2]
-        zr = theta[0] + theta[1] * neg
-        denom = denom + np.where(neg > NO_EXCLUSION, np.exp(np.minimum(zr - top[:, None], 50.0)), 0.0).sum(axis=1)
-    log_p = z[:, 0] - top - np.log(denom)
-    log_q = np.log1p(-np.minimum(np.exp(log_p), 1 - 1e-12))
-    return -np.where(labels, log_p, log_q)
+        rivals = np.where(neg > NO_EXCLUSION, theta[0] + theta[1] * neg, -np.inf)
+    return target_log_loss(z, labels, rivals)[0]
 
 
 def _unpack(theta: Any, variant: Any) -> tuple[float, float]:

@@ -327,5 +327,23 @@ def choice_probabilities(scores: list[float], intercept: float, slope: float,
     return [float(w) / total for w in weights]
 
 
+def target_log_loss(z: np.ndarray, labels: np.ndarray, rivals: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The calibration's likelihood, vectorised: per-row log loss of ``labels`` (the target,
+    column 0 of the listed skills' logits ``z`` (rows, listed), fired or not) under the choice
+    of ``choice_probabilities``, and each listed skill's probability (rows, listed).
+    ``rivals`` (rows, k): logits of further options that fire nothing (-inf: no option), as
+    the ``rival`` exclusion mode adds them. One place for the fit of every variant
+    (``embed_calibration``) and the learned metric's gradient (``embed_metric``)."""
+    top = np.maximum(0.0, z.max(axis=1))
+    ez = np.exp(z - top[:, None])
+    denom = np.exp(-top) + ez.sum(axis=1)
+    if rivals is not None:
+        denom = denom + np.exp(np.minimum(rivals - top[:, None], 50.0)).sum(axis=1)
+    log_p = z[:, 0] - top - np.log(denom)
+    log_q = np.log1p(-np.minimum(np.exp(log_p), 1 - 1e-12))
+    return -np.where(labels, log_p, log_q), ez / denom[:, None]
+
+
 #: The exclusion similarity of a skill whose description has no exclusion clause.
 NO_EXCLUSION = -1.0

@@ -57,6 +57,8 @@ from typing import Any
 
 import numpy as np
 
+from skilleval.backends.embed_features import EXCLUSION_PENALTY, NO_EXCLUSION, target_log_loss
+
 
 @dataclass(frozen=True)
 class Products:
@@ -131,15 +133,10 @@ def loss_and_grad(theta: np.ndarray, prods: Products, labels: np.ndarray, penalt
     pos = (1.0 - w) * whole + w * best
     score = pos - penalty * np.where(active, gap, 0.0)
     z = b0 + b1 * score
-    top = np.maximum(0.0, z.max(axis=1))
-    ez = np.exp(z - top[:, None])
-    denom = np.exp(-top) + ez.sum(axis=1)
-    log_p = z[:, 0] - top - np.log(denom)
-    p0 = np.minimum(np.exp(log_p), 1 - 1e-12)
-    rows = -np.where(labels, log_p, np.log1p(-p0))
+    rows, p = target_log_loss(z, labels)
     if per_row:
         return rows
-    p = ez / denom[:, None]
+    p0 = np.minimum(p[:, 0], 1 - 1e-12)
     onehot = np.zeros_like(z)
     onehot[:, 0] = 1.0
     dz = np.where(labels[:, None], p - onehot, (p0 / (1 - p0))[:, None] * (onehot - p)) / len(labels)
@@ -176,8 +173,6 @@ def fit_figures(prods: Products, labels: np.ndarray, skills: Sequence[str], lam:
     hits) of a diagonal-metric variant; held out = leave one skill (``skills[r]``) out, the
     metric refitted in every fold. The losses are the log loss alone, without the penalty,
     so they compare with the other variants'."""
-    from skilleval.backends.embed_features import EXCLUSION_PENALTY, NO_EXCLUSION
-
     def rows(theta: np.ndarray, part: Products, y: np.ndarray) -> np.ndarray:
         return loss_and_grad(theta, part, y, EXCLUSION_PENALTY, lam, NO_EXCLUSION, per_row=True)
 
