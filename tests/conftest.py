@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import forked_cli
 import pytest
 from once_per_run import once_per_run, shared_root
 from shared_helpers import reset_sim
@@ -59,7 +60,8 @@ def _started_processes_share_a_bytecode_cache() -> Iterator[None]:
 
 @dataclass
 class SkillevalCli:
-    """Runs ``python -m skilleval.cli ARGS`` in `cwd` with a private store and outputs folder."""
+    """Runs ``python -m skilleval.cli ARGS`` in `cwd` with a private store and outputs folder
+    (`run`: forked from a warm interpreter, tests/forked_cli.py; `spawn`: a fresh one)."""
 
     cwd: Path
     store: Path
@@ -68,8 +70,7 @@ class SkillevalCli:
 
     def run(self, *args: str, timeout: float = 120, env: dict[str, str] | None = None,
             check: int | None = None) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([sys.executable, "-m", "skilleval.cli", *args], cwd=self.cwd,
-                              env={**self.env, **(env or {})}, capture_output=True, text=True,
+        proc = forked_cli.run(list(args), cwd=self.cwd, env={**self.env, **(env or {})},
                               timeout=timeout)
         if check is not None and proc.returncode != check:
             raise AssertionError(f"skilleval {' '.join(args)} exited {proc.returncode}, expected "

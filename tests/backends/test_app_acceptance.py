@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import forked_cli
 from once_per_run import once_per_run
 from shared_helpers import reset_sim
 from skilleval.sim.process import SimProcess  # the `sim` fixture (tests/conftest.py)
@@ -33,11 +34,11 @@ def run_app(tmp: Path, store: str, *overrides: str, extra_env: dict | None = Non
     out = tmp / f"out-{store}-{len(list(tmp.glob('out-*')))}"
     env = {**os.environ, "SKILLEVAL_STORE": str(tmp / store), "SKILLEVAL_OUTPUTS": str(out),
            "ANTHROPIC_API_KEY": FAKE_KEY, **(extra_env or {})}
-    cmd = [sys.executable, "-m", "skilleval.cli", "+experiment=trigger_eval",
-           "skill=" + str(ROOT / "experiments/csv-tidy"), f"cases={small_cases(tmp)}",
-           "distractors=[" + ",".join(str(p) for p in sorted((ROOT / "experiments/distractors").iterdir())) + "]",
-           "backend.model=sim-1", "trigger.runs=2", "progress=false", *overrides]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=tmp)
+    args = ["+experiment=trigger_eval",
+            "skill=" + str(ROOT / "experiments/csv-tidy"), f"cases={small_cases(tmp)}",
+            "distractors=[" + ",".join(str(p) for p in sorted((ROOT / "experiments/distractors").iterdir())) + "]",
+            "backend.model=sim-1", "trigger.runs=2", "progress=false", *overrides]
+    proc = forked_cli.run(args, cwd=tmp, env=env, timeout=300)
     found = list(out.rglob("results.json"))
     return proc, (json.loads(found[0].read_text()) if found else None)
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import forked_cli
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "experiments" / "changelog-writer"
 
@@ -26,8 +28,7 @@ class Cli:
                     "SKILLEVAL_OUTPUTS": str(self.outputs), "NO_COLOR": "1", "COLUMNS": "200"}
 
     def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-        return subprocess.run([*skilleval_cmd(), *args], env=self.env, capture_output=True,
-                              text=True, timeout=timeout, cwd=self.store.parent)
+        return forked_cli.run(list(args), cwd=self.store.parent, env=self.env, timeout=timeout)
 
     def popen(self, *args: str) -> subprocess.Popen:
         return subprocess.Popen([*skilleval_cmd(), *args], env=self.env, stdout=subprocess.PIPE,

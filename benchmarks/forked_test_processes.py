@@ -1,0 +1,100 @@
+"""Benchmark: the CPU of the test suite's `skilleval` processes, fresh or forked from a warm server.
+
+    python benchmarks/forked_test_processes.py [--repeats 12] [--cases exit2,stub_run]
+
+The suite starts about 750 short `skilleval` processes (``tests/conftest.py``'s runner), and
+importing Hydra, omegaconf, rich, DuckDB and pyarrow with numpy is most of a short one's CPU.
+``tests/forked_cli.py`` forks them from a server that has imported those once
+(``tests/cli_fork_server.py``). Per case, the same command runs both ways, alternating (A, B,
+B, A, ...) so that other work on the machine weighs on both alike:
+
+* **fresh**: ``python -m skilleval.cli ARGS`` (the children's rusage);
+* **forked**: the forked child's rusage (``wait4``) plus the server's own CPU while serving
+  the request (the fork itself), read with psutil.
+
+It prints the mean CPU seconds per process of each, and the paired ratio forked / fresh with its
+95 % interval over repeats. The environment is the suite's: PYTHONPATH with tests/without_pandas
+and the shared bytecode cache, as tests/conftest.py sets them.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from _ci import ratio_ci  # noqa: E402
+
+CASES: dict[str, list[str]] = {
+    "exit2": ["+experiment=trigger_eval", "trigger.runs=0"],  # refused input: config checks only
+    "stub_run": ["+experiment=trigger_eval", "progress=false", "trigger.runs=1"],
+}
+
+
+def suite_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLEVAL_", "HYDRA_"))}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "tests" / "without_pandas"),
+                                                    env.get("PYTHONPATH")) if p)
+    env["PYTHONPYCACHEPREFIX"] = str(ROOT / ".cache" / "pycache")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=12, help="alternating pairs per case")
+    parser.add_argument("--cases", default=",".join(CASES), help=f"comma-separated: {', '.join(CASES)}")
+    args = parser.parse_args()
+    base = suite_env()
+    os.environ.clear()
+    os.environ.update(base)  # the server starts with the suite's environment
+    import forked_cli
+
+    server = forked_cli.server()
+    server_proc = psutil.Process(server.pid)
+    with tempfile.TemporaryDirectory() as tmp:
+        n = 0
+
+        def env() -> dict[str, str]:
+            nonlocal n
+            n += 1
+            return {**base, "SKILLEVAL_STORE": f"{tmp}/store{n}", "SKILLEVAL_OUTPUTS": f"{tmp}/out"}
+
+        def fresh(argv: list[str]) -> float:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([sys.executable, "-m", "skilleval.cli", *argv], env=env(), cwd=tmp,
+                           capture_output=True, check=False)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+        def forked(argv: list[str]) -> float:
+            own, children = sum(server_proc.cpu_times()[:2]), server.children_cpu
+            server.run(argv, cwd=Path(tmp), env=env(), timeout=300)
+            return sum(server_proc.cpu_times()[:2]) - own + server.children_cpu - children
+
+        ways = {"fresh": fresh, "forked": forked}
+        for case in args.cases.split(","):
+            for way in ways.values():
+                way(CASES[case])  # warm-up: bytecode cache, page cache
+            cpu: dict[str, list[float]] = {name: [] for name in ways}
+            for i in range(args.repeats):
+                for name in (list(ways) if i % 2 == 0 else list(ways)[::-1]):
+                    cpu[name].append(ways[name](CASES[case]))
+            ratio, low, high = ratio_ci(cpu["forked"], cpu["fresh"])
+            print(f"{case:>9}: CPU s per process, fresh {statistics.fmean(cpu['fresh']):.3f}, "
+                  f"forked {statistics.fmean(cpu['forked']):.3f}; ratio {ratio:.3f} "
+                  f"(paired 95 % CI {low:.3f}-{high:.3f}, {args.repeats} pairs)")
+
+
+if __name__ == "__main__":
+    main()
