@@ -56,11 +56,9 @@ def main() -> None:
     parser.add_argument("--cases", default=",".join(CASES), help=f"comma-separated: {', '.join(CASES)}")
     args = parser.parse_args()
     base = suite_env()
-    os.environ.clear()
-    os.environ.update(base)  # the server starts with the suite's environment
     import forked_cli
 
-    server = forked_cli.server()
+    server = forked_cli.server(base)
     server_proc = psutil.Process(server.pid)
     with tempfile.TemporaryDirectory() as tmp:
         n = 0

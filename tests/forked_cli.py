@@ -3,13 +3,14 @@ imported what every `skilleval` process imports (tests/cli_fork_server.py says w
 
 `run()` has `subprocess.run(..., capture_output=True, text=True, timeout=...)`'s contract: a
 `CompletedProcess` with the exit code and both streams, or `TimeoutExpired` after killing the
-command. A request whose interpreter start-up environment (``PYTHON*``, the locale) differs
-from the server's, and every request when ``SKILLEVAL_TESTS_FRESH_PROCESSES=1`` is set (to
-check that the suite passes the same either way), runs in a fresh interpreter instead.
+command. With ``SKILLEVAL_TESTS_FRESH_PROCESSES=1`` every request runs in a fresh interpreter
+instead, to check that the suite passes the same either way.
 
-One server per test process (an xdist worker), started at first use with that process's
-environment and stopped when it exits. Calls are serialised: a test that needs commands running
-side by side starts them with `subprocess.Popen` itself.
+One server per start-up environment in each test process (an xdist worker), started with the
+first request's environment (so a test that puts a hook on PYTHONPATH gets a server that imported
+under it, and no other test does) and stopped when the test process exits. Calls to one server
+are serialised: a test that needs commands running side by side starts them with
+`subprocess.Popen` itself.
 """
 from __future__ import annotations
 
@@ -35,8 +36,8 @@ def _startup_env(env: dict[str, str]) -> dict[str, str]:
 
 
 class ForkServer:
-    def __init__(self) -> None:
-        self.env = dict(os.environ)
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = dict(env)
         self._log = tempfile.NamedTemporaryFile(prefix="skilleval-fork-server-", suffix=".log")  # noqa: SIM115
         self._proc = subprocess.Popen([sys.executable, str(SERVER)], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=self._log, env=self.env)
@@ -104,15 +105,17 @@ def _text(path: Path) -> str:
     return path.read_text(encoding=locale.getpreferredencoding(False)) if path.exists() else ""
 
 
-_server: ForkServer | None = None
+_servers: dict[tuple[tuple[str, str], ...], ForkServer] = {}
 
 
-def server() -> ForkServer:
-    global _server
-    if _server is None:
-        _server = ForkServer()
-        atexit.register(_server.stop)
-    return _server
+def server(env: dict[str, str]) -> ForkServer:
+    """The running server whose start-up environment is `env`'s, started if there is none."""
+    key = tuple(sorted(_startup_env(env).items()))
+    warm = _servers.get(key)
+    if warm is None or not warm.fits(env):  # none yet, or it died
+        warm = _servers[key] = ForkServer(env)
+        atexit.register(warm.stop)
+    return warm
 
 
 def run(args: list[str], *, cwd: Path, env: dict[str, str], timeout: float | None = None
@@ -120,8 +123,6 @@ def run(args: list[str], *, cwd: Path, env: dict[str, str], timeout: float | Non
     """`subprocess.run([python, -m, skilleval.cli, *args], cwd=, env=, capture_output=True,
     text=True, timeout=)`, forked from the warm server when the start-up environment allows."""
     if os.environ.get("SKILLEVAL_TESTS_FRESH_PROCESSES") != "1":
-        warm = server()
-        if warm.fits(env):
-            return warm.run(args, cwd=cwd, env=env, timeout=timeout)
+        return server(env).run(args, cwd=cwd, env=env, timeout=timeout)
     return subprocess.run([sys.executable, "-m", "skilleval.cli", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)

@@ -20,8 +20,7 @@ def fresh(cli, *args: str) -> subprocess.CompletedProcess[str]:  # noqa: ANN001
 
 
 def forked(cli, *args: str) -> subprocess.CompletedProcess[str]:  # noqa: ANN001
-    server = forked_cli.server()
-    assert server.fits(cli.env)
+    server = forked_cli.server(cli.env)
     return server.run(list(args), cwd=cli.cwd, env=cli.env, timeout=120)
 
 
@@ -62,17 +61,21 @@ def test_a_forked_run_stores_and_reports_what_a_fresh_run_does(make_skilleval_cl
 
 def test_a_timeout_kills_the_command_and_the_server_goes_on(make_skilleval_cli, tmp_path) -> None:  # noqa: ANN001
     cli = make_skilleval_cli(tmp_path)
-    server = forked_cli.server()
+    server = forked_cli.server(cli.env)
     with pytest.raises(subprocess.TimeoutExpired):
         server.run(["serve-sim", "--port", "0"], cwd=cli.cwd, env=cli.env, timeout=3)
     assert server.run(["--version"], cwd=cli.cwd, env=cli.env, timeout=60).returncode == 0
 
 
-def test_another_start_up_environment_runs_fresh(make_skilleval_cli, tmp_path) -> None:  # noqa: ANN001
+def test_each_start_up_environment_has_its_own_server(make_skilleval_cli, tmp_path) -> None:  # noqa: ANN001
+    """A request forks from a server started with its own PYTHON* variables, whichever
+    environment the test process had when it first asked (a test may put a hook on
+    PYTHONPATH for one command)."""
     cli = make_skilleval_cli(tmp_path)
-    env = {**cli.env, "PYTHONHASHSEED": "123"}
-    server = forked_cli.server()
-    assert not server.fits(env)
-    forked_before = server.runs
-    assert forked_cli.run(["sql", "select 1 as one"], cwd=cli.cwd, env=env, timeout=60).returncode == 0
-    assert server.runs == forked_before
+    seeded = {**cli.env, "PYTHONHASHSEED": "123"}
+    plain, other = forked_cli.server(cli.env), forked_cli.server(seeded)
+    assert other is not plain and other.env["PYTHONHASHSEED"] == "123"
+    assert forked_cli.server(dict(seeded)) is other  # started once
+    before = (plain.runs, other.runs)
+    assert forked_cli.run(["--version"], cwd=cli.cwd, env=seeded, timeout=60).returncode == 0
+    assert (plain.runs, other.runs) == (before[0], before[1] + 1)
