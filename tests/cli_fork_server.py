@@ -17,9 +17,13 @@ to a fresh interpreter instead.
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
+
+# the streams as the interpreter made them, before main() rebinds the server's own
+STARTUP_STREAMS = (sys.stdin, sys.stdout, sys.stderr)
 
 # What a `skilleval` run imports (python -X importtime): the expensive part of every process.
 import duckdb  # noqa: F401
@@ -35,8 +39,9 @@ import skilleval.store.catalog  # noqa: F401
 
 
 def _open_stdio(request: dict) -> None:
-    """fd 0 from /dev/null, fds 1 and 2 into the request's files, and new sys.std* on them,
-    with the encodings and error handlers a fresh interpreter would choose (the server's)."""
+    """fd 0 from /dev/null, fds 1 and 2 into the request's files, and new sys.std* on them
+    made as the server's own were at start-up (encoding, errors, buffering: PYTHONUNBUFFERED,
+    PYTHONIOENCODING and the locale decide them; the server's streams are not terminals either)."""
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
@@ -44,11 +49,15 @@ def _open_stdio(request: dict) -> None:
         f = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(f, fd)
         os.close(f)
-    enc = sys.__stdout__.encoding if sys.__stdout__ else "utf-8"
-    sys.stdin = sys.__stdin__ = open(0, encoding=enc, closefd=False)  # noqa: SIM115
-    sys.stdout = sys.__stdout__ = open(1, "w", encoding=enc, closefd=False)  # noqa: SIM115
-    sys.stderr = sys.__stderr__ = open(2, "w", encoding=enc, errors="backslashreplace",  # noqa: SIM115
-                                       closefd=False)
+
+    def like(fd: int, mode: str, model: io.TextIOWrapper) -> io.TextIOWrapper:
+        unbuffered = isinstance(model.buffer, io.RawIOBase)  # -u / PYTHONUNBUFFERED
+        raw = io.open(fd, mode + "b", buffering=0 if unbuffered else -1, closefd=False)
+        return io.TextIOWrapper(raw, encoding=model.encoding, errors=model.errors,
+                                line_buffering=model.line_buffering, write_through=model.write_through)
+    sys.stdin = sys.__stdin__ = like(0, "r", STARTUP_STREAMS[0])
+    sys.stdout = sys.__stdout__ = like(1, "w", STARTUP_STREAMS[1])
+    sys.stderr = sys.__stderr__ = like(2, "w", STARTUP_STREAMS[2])
 
 
 def _exit_code(exc: SystemExit) -> int:
