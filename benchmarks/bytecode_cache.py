@@ -21,30 +21,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
-import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _ci import ratio_ci  # noqa: E402
+from _ci import alternating, cpu_ratio_line, skilleval_process_cpu  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES: dict[str, list[str]] = {
     "exit2": ["+experiment=trigger_eval", "trigger.runs=0"],  # refused input: config checks only
     "stub_run": ["+experiment=trigger_eval", "progress=false", "trigger.runs=1"],
 }
-
-
-def cpu_of(argv: list[str], env: dict[str, str]) -> float:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-m", "skilleval.cli", *argv], env=env, cwd=ROOT,
-                   capture_output=True, check=False)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -63,19 +52,13 @@ def main() -> None:
             nonlocal n
             n += 1
             env = {**settings[name], "SKILLEVAL_STORE": f"{tmp}/store{n}", "SKILLEVAL_OUTPUTS": f"{tmp}/out"}
-            return cpu_of(CASES[case], env)
+            return skilleval_process_cpu(CASES[case], env, ROOT)
 
         for case in args.cases.split(","):
             run(case, "shared cache")  # the warm-up that fills the cache
-            cpu: dict[str, list[float]] = {name: [] for name in settings}
-            for i in range(args.repeats):
-                order = list(settings) if i % 2 == 0 else list(settings)[::-1]
-                for name in order:
-                    cpu[name].append(run(case, name))
-            ratio, low, high = ratio_ci(cpu["shared cache"], cpu["no cache"])
-            print(f"{case:>9}: CPU s per process, no cache {statistics.fmean(cpu['no cache']):.3f}, "
-                  f"shared cache {statistics.fmean(cpu['shared cache']):.3f}; ratio {ratio:.3f} "
-                  f"(paired 95 % CI {low:.3f}-{high:.3f}, {args.repeats} pairs)")
+            cpu = alternating({name: (lambda name=name, case=case: run(case, name)) for name in settings},
+                              args.repeats)
+            print(cpu_ratio_line(case, cpu, "shared cache", "no cache"))
 
 
 if __name__ == "__main__":

@@ -20,9 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
-import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -33,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from _ci import ratio_ci  # noqa: E402
+from _ci import alternating, cpu_ratio_line, skilleval_process_cpu  # noqa: E402
 
 CASES: dict[str, list[str]] = {
     "exit2": ["+experiment=trigger_eval", "trigger.runs=0"],  # refused input: config checks only
@@ -69,11 +66,7 @@ def main() -> None:
             return {**base, "SKILLEVAL_STORE": f"{tmp}/store{n}", "SKILLEVAL_OUTPUTS": f"{tmp}/out"}
 
         def fresh(argv: list[str]) -> float:
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            subprocess.run([sys.executable, "-m", "skilleval.cli", *argv], env=env(), cwd=tmp,
-                           capture_output=True, check=False)
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            return skilleval_process_cpu(argv, env(), tmp)
 
         def forked(argv: list[str]) -> float:
             own, children = sum(server_proc.cpu_times()[:2]), server.children_cpu
@@ -84,14 +77,9 @@ def main() -> None:
         for case in args.cases.split(","):
             for way in ways.values():
                 way(CASES[case])  # warm-up: bytecode cache, page cache
-            cpu: dict[str, list[float]] = {name: [] for name in ways}
-            for i in range(args.repeats):
-                for name in (list(ways) if i % 2 == 0 else list(ways)[::-1]):
-                    cpu[name].append(ways[name](CASES[case]))
-            ratio, low, high = ratio_ci(cpu["forked"], cpu["fresh"])
-            print(f"{case:>9}: CPU s per process, fresh {statistics.fmean(cpu['fresh']):.3f}, "
-                  f"forked {statistics.fmean(cpu['forked']):.3f}; ratio {ratio:.3f} "
-                  f"(paired 95 % CI {low:.3f}-{high:.3f}, {args.repeats} pairs)")
+            cpu = alternating({name: (lambda way=way, case=case: way(CASES[case])) for name, way in ways.items()},
+                              args.repeats)
+            print(cpu_ratio_line(case, cpu, "forked", "fresh"))
 
 
 if __name__ == "__main__":

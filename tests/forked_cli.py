@@ -50,8 +50,8 @@ class ForkServer:
     def pid(self) -> int:
         return self._proc.pid
 
-    def fits(self, env: dict[str, str]) -> bool:
-        return self._proc.poll() is None and _startup_env(env) == _startup_env(self.env)
+    def alive(self) -> bool:
+        return self._proc.poll() is None
 
     def _answer(self, deadline: float | None) -> dict | None:
         """The server's next JSON line, or None if `deadline` (monotonic) passes first."""
@@ -112,7 +112,7 @@ def server(env: dict[str, str]) -> ForkServer:
     """The running server whose start-up environment is `env`'s, started if there is none."""
     key = tuple(sorted(_startup_env(env).items()))
     warm = _servers.get(key)
-    if warm is None or not warm.fits(env):  # none yet, or it died
+    if warm is None or not warm.alive():  # none yet, or it died
         warm = _servers[key] = ForkServer(env)
         atexit.register(warm.stop)
     return warm

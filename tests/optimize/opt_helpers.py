@@ -1,5 +1,6 @@
 """Helpers for the optimiser's tests (imported by name; tests/ has no __init__): a private store and outputs folder per test, and a way
-to run the real `skilleval` console script."""
+to run `skilleval` (`run`: a process forked from a warm interpreter, tests/forked_cli.py; `popen`:
+the real console script, for runs a test interrupts)."""
 from __future__ import annotations
 
 import json
