@@ -17,10 +17,12 @@ to a fresh interpreter instead.
 """
 from __future__ import annotations
 
+import atexit
 import io
 import json
 import os
 import sys
+import threading
 
 # the streams as the interpreter made them, before main() rebinds the server's own
 STARTUP_STREAMS = (sys.stdin, sys.stdout, sys.stderr)
@@ -88,9 +90,8 @@ def _child(request: dict) -> None:
         except BaseException:  # noqa: BLE001 - an uncaught error ends the process as Python does
             sys.excepthook(*sys.exc_info())
             code = 1
-        # the interpreter's exit sequence: join non-daemon threads, atexit, flush
-        import atexit
-        import threading
+        # the interpreter's exit sequence: join non-daemon threads, atexit, flush (an uncaught
+        # KeyboardInterrupt exits 1 here, not by SIGINT: tests that interrupt use fresh processes)
         threading._shutdown()  # type: ignore[attr-defined]
         atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
