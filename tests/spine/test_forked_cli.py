@@ -67,10 +67,12 @@ def test_a_timeout_kills_the_command_and_the_server_goes_on(make_skilleval_cli, 
     assert server.run(["--version"], cwd=cli.cwd, env=cli.env, timeout=60).returncode == 0
 
 
-def test_each_start_up_environment_has_its_own_server(make_skilleval_cli, tmp_path) -> None:  # noqa: ANN001
+def test_each_start_up_environment_has_its_own_server(make_skilleval_cli, tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """A request forks from a server started with its own PYTHON* variables, whichever
     environment the test process had when it first asked (a test may put a hook on
-    PYTHONPATH for one command)."""
+    PYTHONPATH for one command). Checked with forking on, also in a run of the suite that
+    turns it off (SKILLEVAL_TESTS_FRESH_PROCESSES=1)."""
+    monkeypatch.delenv("SKILLEVAL_TESTS_FRESH_PROCESSES", raising=False)
     cli = make_skilleval_cli(tmp_path)
     seeded = {**cli.env, "PYTHONHASHSEED": "123"}
     plain, other = forked_cli.server(cli.env), forked_cli.server(seeded)
