@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -81,7 +80,7 @@ class SkillevalCli:
     def spawn(self, *args: str, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[str]]:
         """``python -m skilleval.cli ARGS`` running in the background (stderr piped, stdout
         dropped), for tests that kill it mid-run; killed and reaped on exit if still alive."""
-        proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", *args], cwd=self.cwd,
+        proc = subprocess.Popen(forked_cli.command(list(args)), cwd=self.cwd,
                                 env={**self.env, **(env or {})}, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
         try:

@@ -72,7 +72,7 @@ class ForkServer:
 
     def run(self, args: list[str], *, cwd: Path, env: dict[str, str], timeout: float | None
             ) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "skilleval.cli", *args]
+        cmd = command(args)
         with self.lock, tempfile.TemporaryDirectory(prefix="skilleval-forked-") as tmp:
             out, err = Path(tmp, "stdout"), Path(tmp, "stderr")
             request = {"args": list(args), "cwd": str(cwd), "env": env,
@@ -118,11 +118,22 @@ def server(env: dict[str, str]) -> ForkServer:
     return warm
 
 
+def command(args: list[str]) -> list[str]:
+    """The fresh interpreter's command line for `skilleval ARGS`, as the suite runs it."""
+    return [sys.executable, "-m", "skilleval.cli", *args]
+
+
+def fresh(args: list[str], *, cwd: Path, env: dict[str, str], timeout: float | None = None
+          ) -> subprocess.CompletedProcess[str]:
+    """`skilleval ARGS` in a fresh interpreter, output captured as text."""
+    return subprocess.run(command(args), cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
 def run(args: list[str], *, cwd: Path, env: dict[str, str], timeout: float | None = None
         ) -> subprocess.CompletedProcess[str]:
-    """`subprocess.run([python, -m, skilleval.cli, *args], cwd=, env=, capture_output=True,
-    text=True, timeout=)`, forked from the warm server when the start-up environment allows."""
+    """`fresh(args, ...)`'s result, forked from the warm server for `env`'s start-up
+    environment (a fresh interpreter under SKILLEVAL_TESTS_FRESH_PROCESSES=1)."""
     if os.environ.get("SKILLEVAL_TESTS_FRESH_PROCESSES") != "1":
         return server(env).run(args, cwd=cwd, env=env, timeout=timeout)
-    return subprocess.run([sys.executable, "-m", "skilleval.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return fresh(args, cwd=cwd, env=env, timeout=timeout)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 
 import pytest
 
@@ -15,8 +14,7 @@ import forked_cli
 
 
 def fresh(cli, *args: str) -> subprocess.CompletedProcess[str]:  # noqa: ANN001
-    return subprocess.run([sys.executable, "-m", "skilleval.cli", *args], cwd=cli.cwd, env=cli.env,
-                          capture_output=True, text=True, timeout=120)
+    return forked_cli.fresh(list(args), cwd=cli.cwd, env=cli.env, timeout=120)
 
 
 def forked(cli, *args: str) -> subprocess.CompletedProcess[str]:  # noqa: ANN001
