@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 from importlib import resources
+from pathlib import Path
 from typing import Any, Iterable
 
 import yaml
@@ -27,9 +28,7 @@ def _keys(path: Any) -> set[str]:
     Read with PyYAML's C loader when it is there: only the keys are needed, and building an
     OmegaConf node per file cost about 10 ms each, for every file, at every start (Hydra
     parses and checks the files it composes itself, after this)."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    node = yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}
-    return {str(k) for k in node if k != "defaults"}
+    return {str(k) for k in _load(path) if k != "defaults"}
 
 
 def yaml_group_keys() -> dict[str, set[str]]:
@@ -48,17 +47,41 @@ def yaml_group_keys() -> dict[str, set[str]]:
     return out
 
 
-def top_level_keys() -> set[str]:
-    """Keys of config.yaml and of the experiments (they write at the top level)."""
+def _top_level_files() -> list[Any]:
+    """config.yaml and the experiments (they write at the top level): the shipped ones and a
+    user's own in ``./conf/experiment`` (config.yaml's ``hydra.searchpath``), whose sections
+    are theirs to define."""
     root = resources.files("skilleval.conf")
     files = [root / "config.yaml"]
-    exp = root / "experiment"
-    if exp.is_dir():
-        files += [f for f in exp.iterdir() if f.name.endswith(".yaml")]
+    for exp in (root / "experiment", Path("conf") / "experiment"):
+        if exp.is_dir():
+            files += [f for f in exp.iterdir() if f.name.endswith(".yaml")]
+    return files
+
+
+def _load(path: Any) -> dict[Any, Any]:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}
+
+
+def top_level_keys() -> set[str]:
+    """Keys of config.yaml and of the experiments."""
     keys = {"experiment", "hydra"}
-    for f in files:
+    for f in _top_level_files():
         keys.update(_keys(f))
     return keys
+
+
+def top_level_sections() -> dict[str, set[str]]:
+    """Top-level keys whose value is a mapping (``attribute:``, ``draft:``, ...) -> the keys
+    any file gives them: an experiment's own settings live in such a section, not in a
+    group folder, and ``attribute.foo=1`` is as much a typo as ``trigger.foo=1``."""
+    out: dict[str, set[str]] = {}
+    for f in _top_level_files():
+        for key, value in _load(f).items():
+            if key != "defaults" and isinstance(value, dict):
+                out.setdefault(str(key), set()).update(str(k) for k in value)
+    return out
 
 
 def plugin_group_keys() -> dict[str, dict[str, set[str]]]:
@@ -87,6 +110,7 @@ def check_overrides(args: list[str]) -> None:
     yaml_keys = yaml_group_keys()
     plugins = plugin_group_keys()
     top: set[str] | None = None  # read once, when the first top-level key needs it
+    sections: dict[str, set[str]] | None = None  # likewise, for the first ``section.key``
     for arg in args:
         if arg.startswith("-") or "=" not in arg:
             continue
@@ -117,3 +141,19 @@ def check_overrides(args: list[str]) -> None:
             fields = set().union(*plugins[group].values())
             if first not in fields:
                 raise UserError(f"unknown key {key} in {arg!r}{_suggest(first, group, fields)}")
+        elif group != "hydra" and group not in yaml_keys:  # Hydra checks its own keys
+            if sections is None:
+                sections = top_level_sections()
+                top = top_level_keys() | set(yaml_keys) | set(plugins)
+            assert top is not None
+            if group in sections:
+                if first not in sections[group]:
+                    raise UserError(f"unknown key {key} in {arg!r}"
+                                    f"{_suggest(first, group, sections[group])}")
+            elif group in top:
+                raise UserError(f"{group} takes one value ({group}=...), not a key {key} in {arg!r}")
+            else:
+                groups = sections.keys() | set(yaml_keys) | set(plugins)
+                close = difflib.get_close_matches(group, sorted(groups), n=1, cutoff=0.5)
+                raise UserError(f"unknown key {key} in {arg!r}"
+                                + (f" (did you mean {close[0]}.{rest}?)" if close else ""))

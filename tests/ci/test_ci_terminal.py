@@ -93,11 +93,34 @@ def test_mistyped_key_gets_did_you_mean(skilleval_cli) -> None:  # noqa: ANN001
 
     for arg, hint in [("+trigger.run=3", "trigger.runs"), ("gate.min_recal=0.5", "gate.min_recall"),
                       ("backend.latncy_ms=5", "backend.latency_ms"), ("skil=x", "skill"),
-                      ("reporter.junit.filenme=x", "reporter.junit.filename")]:
+                      ("reporter.junit.filenme=x", "reporter.junit.filename"),
+                      # an experiment's own section (attribute:, draft:) and a mistyped section
+                      ("draft.nn=3", "draft.n"), ("atribute.exact_max=3", "attribute.exact_max")]:
         with pytest.raises(UserError, match=f"did you mean {hint}\\?"):
             check_overrides(["+experiment=trigger_eval", arg])
+    for arg, message in [("attribute.foo=1", r"unknown key attribute\.foo .*valid: bootstrap, exact_max"),
+                         ("+nosuch.key=1", r"unknown key nosuch\.key in '\+nosuch\.key=1'$"),
+                         ("skill.x=1", r"skill takes one value")]:
+        with pytest.raises(UserError, match=message):
+            check_overrides(["+experiment=attribute", arg])
     check_overrides(["+experiment=trigger_eval", "trigger.runs=3", "gate.on=lower", "seed=1",
-                     "backend=stub", "backend.latency_ms=5", "hydra.run.dir=x", "-m"])
+                     "backend=stub", "backend.latency_ms=5", "hydra.run.dir=x", "-m",
+                     "attribute.exact_max=2", "draft.n=5", "experiment.name=x"])
+
+
+def test_own_experiment_sections_are_checked_too(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """A user's experiment in ./conf/experiment (the search path) may define its own section;
+    its keys are accepted and a typo in them is refused like any other."""
+    from skilleval.errors import UserError
+    from skilleval.strict import check_overrides
+
+    (tmp_path / "conf" / "experiment").mkdir(parents=True)
+    (tmp_path / "conf" / "experiment" / "mine.yaml").write_text(
+        "# @package _global_\nexperiment:\n  name: mine\n  kind: trigger_eval\nmine:\n  depth: 3\n")
+    monkeypatch.chdir(tmp_path)
+    check_overrides(["+experiment=mine", "mine.depth=4"])
+    with pytest.raises(UserError, match=r"did you mean mine\.depth\?"):
+        check_overrides(["+experiment=mine", "mine.dept=4"])
 
 
 def test_version_lists_plugins(skilleval_cli) -> None:  # noqa: ANN001
