@@ -118,7 +118,7 @@ def plugins_main(argv: list[str]) -> int:
 
 
 def validate_main(argv: list[str]) -> int:
-    from skilleval.skills import validate_skill
+    from skilleval.skills import skill_md_path, validate_skill
 
     p = _Parser(prog="skilleval validate", description="Check a skill folder's SKILL.md "
                 "(skill-creator's rules; Claude Code's extra keys are warnings). Exit codes: "
@@ -126,8 +126,9 @@ def validate_main(argv: list[str]) -> int:
     p.add_argument("path")
     args = p.parse_args(argv)
     problems = validate_skill(args.path)
+    where = skill_md_path(args.path)  # each line says where, as a run's refusal does
     for prob in problems:
-        print(f"{prob.level}: {visible_line(prob.message)}", file=sys.stderr)
+        print(f"{prob.level}: {visible_line(f'{where}: {prob.message}')}", file=sys.stderr)
     errors = [x for x in problems if x.level == "error"]
     if errors:  # an invalid skill is bad input: the documented code is 2, not 1 (a failed gate)
         return UserError.exit_code

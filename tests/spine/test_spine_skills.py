@@ -104,6 +104,8 @@ def test_validate_cli_exit_codes(tmp_path: Path, skilleval_cli) -> None:
     assert "warning:" in r.stderr and "argument-hint" in r.stderr
     r = skilleval_cli.run("validate", str(bad), check=2)  # bad input (documented 0/2/3)
     assert "error:" in r.stderr and "kebab-case" in r.stderr and "'<' or '>'" in r.stderr
+    # one line per problem, each saying where
+    assert all(line.startswith(f"error: {bad / 'SKILL.md'}: ") for line in r.stderr.splitlines())
     assert "Skill is valid!" not in r.stdout
     r = skilleval_cli.run("validate", str(tmp_path / "nope"), check=2)
     assert "nope" in r.stderr and "Traceback" not in r.stderr
