@@ -1,4 +1,4 @@
-"""Audit: the Runs page counts a functional run's executions and their errors.
+"""Audit: the Runs page counts a functional run's executions and their errors, and a trigger run's trials taken from the cache.
 
 The "trials" column read 0 for every functional run, so an errored execution (here one
 HTTP 400 with retries off) was on no line of the Runs page or a sweep's grid."""
@@ -30,4 +30,17 @@ def test_runs_page_counts_executions_and_errored_ones(skilleval_cli, sim, tmp_pa
     assert (row["executions"], row["execution_errors"]) == (4, 1)
     pg = open_latest_report(page, skilleval_cli, tmp_path / "r.html", route="#/runs", wait_text="4 exec")
     assert "4 exec (1 err)" in pg.locator("main table tbody tr").first.inner_text()
+    assert page.errors == []
+
+
+def test_runs_page_counts_trials_taken_from_the_cache(skilleval_cli, tmp_path: Path, page) -> None:  # noqa: ANN001
+    """A rerun answered wholly from the store wrote no trial rows of its own: its line read
+    "0" beside an accuracy over 20 queries, as if it had measured nothing."""
+    for _ in range(2):
+        skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=1", "progress=false")
+    rows = Api(Store(skilleval_cli.store)).get("/api/runs")["rows"]
+    assert [(r["trials"], r["calls_cached"]) for r in rows] == [(0, 20), (20, 0)]
+    pg = open_latest_report(page, skilleval_cli, tmp_path / "r.html", route="#/runs",
+                            wait_text="20 from cache")
+    assert "0 · 20 from cache" in pg.locator("main table tbody tr").first.inner_text()
     assert page.errors == []

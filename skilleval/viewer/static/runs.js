@@ -41,7 +41,8 @@
       h("td", {}, SE.time(r.started)),
       r.executions !== undefined && !r.trials
         ? h("td", { class: "num" }, `${r.executions} exec`, r.execution_errors ? h("span", { class: "errors" }, ` (${r.execution_errors} err)`) : "")
-        : h("td", { class: "num" }, String(r.trials || 0), r.errors ? h("span", { class: "errors" }, ` (${r.errors} err)`) : ""),
+        : h("td", { class: "num" }, String(r.trials || 0), r.errors ? h("span", { class: "errors" }, ` (${r.errors} err)`) : "",
+          r.calls_cached ? h("span", { class: "muted" }, ` · ${r.calls_cached} from cache`) : ""),
       h("td", {}, headline(r.headline)),
       h("td", { class: "num" }, r.cost_usd ? "$" + Number(r.cost_usd).toFixed(4) : "$0"),
       h("td", {}, r.sweep_size > 1 ? h("a", { href: "#/sweep/" + encodeURIComponent(r.sweep_id) }, `sweep (${r.sweep_size})`) : ""));
@@ -111,7 +112,7 @@
       const cell = (r) => h("div", { class: "cell" }, h("a", { href: "#/run/" + encodeURIComponent(r.run_id) }, "job " + r.job_num),
         " ", SE.badge(r.status), h("div", {}, headline(r.headline)), h("div", { class: r.execution_errors || r.errors ? "errors" : "muted" }, r.executions !== undefined && !r.trials
           ? `${r.executions} executions` + (r.execution_errors ? ` (${r.execution_errors} errored)` : "")
-          : `${r.trials} trials` + (r.errors ? ` (${r.errors} errored)` : "")));
+          : `${r.trials} trials` + (r.errors ? ` (${r.errors} errored)` : "") + (r.calls_cached ? ` · ${r.calls_cached} from cache` : "")));
       if (keys.length === 2) {
         const [a, b] = keys;
         const av = [...new Set(ov.map((o) => o[a]))], bv = [...new Set(ov.map((o) => o[b]))];
