@@ -120,8 +120,10 @@ def run_attribute(job: "JobContext") -> int:
                "should_trigger": _mean(rates[full][positive]),
                "should_not_trigger": _mean(rates[full][~positive])}}
     (job.output_dir / "results.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    # the viewer's Attribution page and the Runs page's headline read the table from the run
+    # row, as the Routing page reads its matrix (a few sentences: small)
     job.summary.update(calls_made=runner.calls_made, calls_cached=runner.calls_cached,
-                       cost_usd=runner.cost_usd, coalitions=len(rates), **errors)
+                       cost_usd=runner.cost_usd, coalitions=len(rates), **errors, attribution=out)
     table = Table(title=f"sentence attribution ({out['method']} Shapley; effect on recall and on "
                         f"false-trigger rate, {conf:.0%} paired intervals over queries"
                         f"{'' if exact else ' and permutations'})",

@@ -102,6 +102,8 @@ class Api:
             pages.insert(0, "comparison")
         if isinstance((run.get("summary") or {}).get("routing"), dict):  # a routing run: its matrix
             pages.insert(0, "routing")
+        if isinstance((run.get("summary") or {}).get("attribution"), dict):  # sentence -> effect
+            pages.insert(0, "attribute")  # its data is the run row's: no page of its own to fetch
         run["pages"] = pages
         run["workspace"] = str(self.workspace(run_id) or "") or None
         return run

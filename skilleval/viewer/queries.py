@@ -306,9 +306,26 @@ def _headline(experiment: str, summary: dict[str, Any], acc: dict[str, Any] | No
         return {"label": "Δ pass rate", "value": delta.get("delta"), "low": delta.get("low"),
                 "high": delta.get("high"), "p_value": delta.get("p_value"),
                 "level": summary["delta"].get("confidence") or 0.95}
+    attribution = summary.get("attribution")
+    if isinstance(attribution, dict) and attribution.get("ranking"):
+        top = attribution["ranking"][0]
+        rows = attribution.get("attribution") or []
+        effect = (rows[top] if top < len(rows) else {}).get("shapley_recall") or {}
+        return {"label": f"top sentence of {len(rows)}",
+                "text": f"#{top + 1}, Shapley Δrecall {_signed_ci(effect)}"}
     if summary.get("best_test"):
         return {"label": "test (original → best)",
                 "text": f"{summary.get('original_test')} → {summary.get('best_test')}"}
     if summary.get("accuracy") is not None:
         return {"label": "accuracy", "value": summary.get("accuracy")}
     return {}
+
+
+def _signed_ci(effect: dict[str, Any]) -> str:
+    """``+0.40 [+0.20, +0.60]`` (n/a where the run measured no query for it)."""
+    value, low, high = effect.get("value"), effect.get("low"), effect.get("high")
+    if value is None:
+        return "n/a"
+    text = f"{round(value, 2) + 0.0:+.2f}"
+    return text if low is None or high is None else \
+        f"{text} [{round(low, 2) + 0.0:+.2f}, {round(high, 2) + 0.0:+.2f}]"

@@ -27,7 +27,7 @@ STATIC = HERE / "static"
 # Chart.js 4.5.1 (MIT), vendored unmodified from npm; see static/vendor/README.md.
 CHART_JS_SHA256 = "48444a82d4edcb5bec0f1965faacdde18d9c17db3063d042abada2f705c9f54a"
 SCRIPTS = ("vendor/chart.umd.min.js", "core.js", "runs.js", "trigger.js", "opt.js", "functional.js",
-           "routing.js")
+           "routing.js", "attribute.js")
 
 LIVE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
             "connect-src 'self'; base-uri 'none'; form-action 'none'")

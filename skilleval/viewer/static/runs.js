@@ -135,7 +135,7 @@
     SE.poll(async () => paint(await load()), 2000);
   };
 
-  const TITLES = { trigger: "Trigger run", opt: "Optimisation", outputs: "Functional: outputs", benchmark: "Functional: benchmark", comparison: "Comparison", routing: "Routing" };
+  const TITLES = { trigger: "Trigger run", opt: "Optimisation", outputs: "Functional: outputs", benchmark: "Functional: benchmark", comparison: "Comparison", routing: "Routing", attribute: "Sentence attribution" };
 
   SE.pages.run = async function (main, runId, page, index, params) {
     const run = await SE.api("/api/run/" + encodeURIComponent(runId));
@@ -148,7 +148,11 @@
       h("nav", { class: "tabs" }, run.pages.map((p) => h("a", { href: `#/run/${encodeURIComponent(runId)}/${p}`, class: p === page ? "active" : "" }, TITLES[p]))));
     const body = h("section", { class: "page" });
     main.append(body);
-    if (!SE.pages[page]) { body.append(h("p", {}, "nothing to show for this run yet")); return; }
+    if (!SE.pages[page]) {
+      body.append(h("p", {}, run.status === "running" ? "nothing to show for this run yet"
+        : `this run has no page in the viewer; its files are in ${run.output_dir || "its output folder"}`));
+      return;
+    }
     await SE.pages[page](body, run, index, params);
     if (!SE.static && run.status === "running") {
       const watch = setInterval(async () => {
