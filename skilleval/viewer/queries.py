@@ -313,6 +313,16 @@ def _headline(experiment: str, summary: dict[str, Any], acc: dict[str, Any] | No
         effect = (rows[top] if top < len(rows) else {}).get("shapley_recall") or {}
         return {"label": f"top sentence of {len(rows)}",
                 "text": f"#{top + 1}, Shapley Δrecall {_signed_ci(effect)}"}
+    wins = summary.get("wins")
+    if isinstance(wins, dict) and summary.get("primary"):  # a blind comparison: its tally
+        primary, baseline = summary["primary"], summary.get("baseline")
+        text = (f"{primary} {wins.get(primary, 0)} · {baseline} {wins.get(baseline, 0)} · "
+                f"tie {wins.get('TIE', 0)}")
+        if summary.get("sign_test_p") is not None:
+            text += f", sign test p={summary['sign_test_p']:.2g}"
+        if summary.get("judge_errors"):
+            text += f" ({summary['judge_errors']} judge errors, in no count)"
+        return {"label": "blind comparison", "text": text}
     if summary.get("best_test"):
         return {"label": "test (original → best)",
                 "text": f"{summary.get('original_test')} → {summary.get('best_test')}"}

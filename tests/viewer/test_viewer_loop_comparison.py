@@ -33,3 +33,31 @@ def test_comparison_page_never_shows_an_error_as_a_tie(skilleval_cli, tmp_path: 
     w1, w2 = ok["order1_winner_arm"], ok["order2_winner_arm"]
     assert by_run["1"][:2] == ["tie" if w1 == "TIE" else w1, "tie" if w2 == "TIE" else w2]
     assert page.errors == []
+
+
+def test_comparison_page_and_runs_line_show_the_runs_tally(skilleval_cli, tmp_path: Path, page) -> None:  # noqa: ANN001
+    """The tally the terminal printed (wins per arm, sign test, position consistency, judge
+    errors) was on no page: the Comparison page listed the pairs, the Runs line was empty."""
+    import json
+
+    from skilleval.viewer.api import Api
+
+    skilleval_cli.run("+experiment=compare", "functional.runs=1", "functional.only=[1,2]",
+                      "progress=false", check=0, timeout=300)
+    store = Store(skilleval_cli.store)
+    [run] = store.query("select summary_json from runs").to_pylist()
+    s = json.loads(run["summary_json"])
+    wins = s["wins"]
+    [row] = Api(store).get("/api/runs")["rows"]
+    assert row["headline"] == {"label": "blind comparison", "text":
+                               f"with_skill {wins.get('with_skill', 0)} · without_skill "
+                               f"{wins.get('without_skill', 0)} · tie {wins.get('TIE', 0)}, "
+                               f"sign test p={s['sign_test_p']:.2g}"}
+    pg = open_latest_report(page, skilleval_cli, tmp_path / "r.html", link="comparison",
+                            wait_text="position consistency")
+    cards = pg.locator("main .card").all_inner_texts()
+    assert any(c.startswith("wins (primary / baseline / tie)\n"
+                            f"{wins.get('with_skill', 0)} / {wins.get('without_skill', 0)} / {wins.get('TIE', 0)}")
+               for c in cards), cards
+    assert any(c.startswith("judge errors\n0") for c in cards), cards
+    assert page.errors == []

@@ -324,6 +324,21 @@
           h("pre", { class: "text" }, JSON.stringify(c.comparison, null, 2)), c.analysis ? h("pre", { class: "text" }, JSON.stringify(c.analysis, null, 2)) : ""),
           c.error ? h("span", { class: "errors" }, c.error) : "")));
     }
-    body.append(d.comparisons.length ? t : h("p", { class: "muted" }, "no comparisons in this run"));
+    body.append(comparisonCards(run.summary || {}), d.comparisons.length ? t : h("p", { class: "muted" }, "no comparisons in this run"));
   };
+
+  /* the run's own tally (what the terminal printed): wins per arm, how often the two orders
+   * agreed, the sign test over evals, and the judge's errors (in no count) */
+  function comparisonCards(s) {
+    if (!s.wins || !s.primary) return "";
+    const w = s.wins;
+    const card = (label, big, note, cls) => h("div", { class: "card" }, h("div", { class: "label" }, label),
+      h("div", { class: "big" + (cls ? " " + cls : "") }, big), h("div", { class: "muted" }, note));
+    return h("div", { class: "cards" },
+      card("wins (primary / baseline / tie)", `${w[s.primary] || 0} / ${w[s.baseline] || 0} / ${w.TIE || 0}`,
+        `${s.primary} vs ${s.baseline} · ${s.judged} of ${s.pairs} pairs judged`),
+      card("sign test", SE.pval(s.sign_test_p), `over ${s.sign_test_unit || "evals"}`),
+      card("position consistency", SE.pct(s.position_consistency), "both orders named the same winner"),
+      card("judge errors", String(s.judge_errors || 0), "no verdict: in no count, never a tie", s.judge_errors ? "errors" : ""));
+  }
 })();
