@@ -110,10 +110,17 @@ def competitors(job: "JobContext", skill: Skill) -> list[Skill]:
     return list(out.values())
 
 
-def run_draft_evals(job: "JobContext") -> int:
+def check_draft_inputs(job: "JobContext") -> tuple[DraftSettings, Skill, Path, Path | None]:
+    """The settings, the skill, and where the draft goes (and the set it replaces); also the
+    experiment's ``check_inputs``, so a bad ``draft.*`` value is refused (exit 2) before the
+    run's row is stored."""
     settings = DraftSettings.from_cfg(job.cfg.get("draft"))
     skill = job.load_skill()
-    target, replaced = target_path(skill, settings.overwrite, job.output_dir)
+    return (settings, skill, *target_path(skill, settings.overwrite, job.output_dir))
+
+
+def run_draft_evals(job: "JobContext") -> int:
+    settings, skill, target, replaced = job.prepared or check_draft_inputs(job)
     comps = competitors(job, skill)
     drafter = settings.drafter
     if drafter == "auto":
@@ -177,6 +184,7 @@ def _print(job: "JobContext", skill: Skill, rows: list[dict[str, Any]], target: 
 
 
 run_draft_evals.reports = ()  # its own results and summary (reporting.applies)  # type: ignore[attr-defined]
+run_draft_evals.check_inputs = check_draft_inputs  # type: ignore[attr-defined]
 
 
 def draft_evals_factory(params: Any) -> Any:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
+from skilleval.functional.experiment import prepare
 from skilleval.functional.prompts import (analyzer_prompt, comparator_prompt, extract_json,
                                           reask_prompt, render_files, validate_analysis,
                                           validate_comparison)
@@ -192,9 +193,8 @@ def run_compare(job: "JobContext") -> int:
 
 async def compare_async(job: "JobContext") -> int:
     from skilleval.errors import HarnessError
-    from skilleval.functional.experiment import prepare
 
-    setup = prepare(job)
+    setup = job.prepared or prepare(job)  # check_inputs built it already
     summary = await run_compare_async(job, setup)
     (job.output_dir / "comparison_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     t = Table(title=f"blind comparison: {summary['primary']} vs {summary['baseline']} "
@@ -216,6 +216,9 @@ async def compare_async(job: "JobContext") -> int:
 
 
 run_compare.reports = ()  # its own results and summary (reporting.applies)  # type: ignore[attr-defined]
+# evals, arms and input files, read as functional_eval reads them: bad ones are refused
+# (exit 2) before the run's row is stored
+run_compare.check_inputs = prepare  # type: ignore[attr-defined]
 
 
 def compare_factory(params: Any) -> Any:

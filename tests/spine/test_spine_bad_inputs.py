@@ -152,13 +152,16 @@ def _refused_elsewhere(tmp: Path) -> dict[str, tuple[str, list[str], str]]:
         "attribute-mistyped-cases": ("attribute", [f"skill={d}", f"cases={tmp / 'nope.json'}"], "nope.json"),
         "functional-no-such-eval": ("functional_eval", ["functional.only=[999]"], "matches no eval"),
         "functional-mistyped-evals": ("functional_eval", [f"functional.evals={tmp / 'nope.json'}"], "nope.json"),
+        "compare-mistyped-evals": ("compare", [f"functional.evals={tmp / 'nope.json'}"], "nope.json"),
+        "draft-n-too-small": ("draft_evals", [f"skill={d}", "draft.n=1"], "draft.n must be at least 2"),
     }
 
 
 @pytest.mark.parametrize("case", [
     "routing-no-cases", "routing-unknown-label", "routing-missing-skill", "opt-one-class",
     "opt-apply-renamed-folder", "attribute-missing-skill", "functional-missing-skill",
-    "attribute-mistyped-cases", "functional-no-such-eval", "functional-mistyped-evals"])
+    "attribute-mistyped-cases", "functional-no-such-eval", "functional-mistyped-evals",
+    "compare-mistyped-evals", "draft-n-too-small"])
 def test_every_experiment_refuses_bad_input_before_storing_a_run(case: str, skilleval_cli,
                                                                   tmp_path: Path) -> None:  # noqa: ANN001
     """The inputs each experiment reads are checked before its run row is written
