@@ -335,3 +335,9 @@ def paired_bootstrap_delta(before: "list[tuple[int, int]]", after: "list[tuple[i
     alpha = (1 - confidence) / 2
     low, high = np.quantile(reps, [alpha, 1 - alpha])
     return (point, float(low), float(high))
+
+
+def signed(x: float) -> str:
+    """An effect to two places with its sign: ``+0.00`` rather than ``-0.00`` for a value that
+    rounds to zero (a negated zero, as a leave-one-out effect is, read as a small harm)."""
+    return f"{round(x, 2) + 0.0:+.2f}"

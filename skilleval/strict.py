@@ -23,11 +23,7 @@ _GLOBAL_GROUPS = {"experiment"}
 
 
 def _keys(path: Any) -> set[str]:
-    """The top-level keys of one YAML file, ``defaults`` left out.
-
-    Read with PyYAML's C loader when it is there: only the keys are needed, and building an
-    OmegaConf node per file cost about 10 ms each, for every file, at every start (Hydra
-    parses and checks the files it composes itself, after this)."""
+    """The top-level keys of one YAML file, ``defaults`` left out."""
     return {str(k) for k in _load(path) if k != "defaults"}
 
 
@@ -60,28 +56,28 @@ def _top_level_files() -> list[Any]:
 
 
 def _load(path: Any) -> dict[Any, Any]:
+    """One YAML file, read with PyYAML's C loader when it is there: only the keys are needed,
+    and building an OmegaConf node per file cost about 10 ms each, for every file, at every
+    start (Hydra parses and checks the files it composes itself, after this)."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}
 
 
-def top_level_keys() -> set[str]:
-    """Keys of config.yaml and of the experiments."""
-    keys = {"experiment", "hydra"}
-    for f in _top_level_files():
-        keys.update(_keys(f))
-    return keys
-
-
-def top_level_sections() -> dict[str, set[str]]:
-    """Top-level keys whose value is a mapping (``attribute:``, ``draft:``, ...) -> the keys
-    any file gives them: an experiment's own settings live in such a section, not in a
-    group folder, and ``attribute.foo=1`` is as much a typo as ``trigger.foo=1``."""
-    out: dict[str, set[str]] = {}
+def top_level() -> tuple[set[str], dict[str, set[str]]]:
+    """The top-level keys of config.yaml and of the experiments, and their *sections*: the
+    keys whose value is a mapping (``attribute:``, ``draft:``, ...) -> the keys any file gives
+    them. An experiment's own settings live in such a section, not in a group folder, and
+    ``attribute.foo=1`` is as much a typo as ``trigger.foo=1``."""
+    keys: set[str] = {"experiment", "hydra"}
+    sections: dict[str, set[str]] = {}
     for f in _top_level_files():
         for key, value in _load(f).items():
-            if key != "defaults" and isinstance(value, dict):
-                out.setdefault(str(key), set()).update(str(k) for k in value)
-    return out
+            if key == "defaults":
+                continue
+            keys.add(str(key))
+            if isinstance(value, dict):
+                sections.setdefault(str(key), set()).update(str(k) for k in value)
+    return keys, sections
 
 
 def plugin_group_keys() -> dict[str, dict[str, set[str]]]:
@@ -109,8 +105,7 @@ def check_overrides(args: list[str]) -> None:
 
     yaml_keys = yaml_group_keys()
     plugins = plugin_group_keys()
-    top: set[str] | None = None  # read once, when the first top-level key needs it
-    sections: dict[str, set[str]] | None = None  # likewise, for the first ``section.key``
+    top: tuple[set[str], dict[str, set[str]]] | None = None  # read once, at the first key needing it
     for arg in args:
         if arg.startswith("-") or "=" not in arg:
             continue
@@ -119,9 +114,10 @@ def check_overrides(args: list[str]) -> None:
             continue  # which Hydra checks itself
         if "." not in key:
             if top is None:
-                top = top_level_keys() | set(yaml_keys) | set(plugins)
-            if key not in top:
-                close = difflib.get_close_matches(key, sorted(top), n=1, cutoff=0.5)
+                top = top_level()
+            known = top[0] | set(yaml_keys) | set(plugins)
+            if key not in known:
+                close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.5)
                 raise UserError(f"unknown key {key} in {arg!r}"
                                 + (f" (did you mean {close[0]}?)" if close else ""))
             continue
@@ -142,15 +138,14 @@ def check_overrides(args: list[str]) -> None:
             if first not in fields:
                 raise UserError(f"unknown key {key} in {arg!r}{_suggest(first, group, fields)}")
         elif group != "hydra" and group not in yaml_keys:  # Hydra checks its own keys
-            if sections is None:
-                sections = top_level_sections()
-                top = top_level_keys() | set(yaml_keys) | set(plugins)
-            assert top is not None
+            if top is None:
+                top = top_level()
+            keys, sections = top
             if group in sections:
                 if first not in sections[group]:
                     raise UserError(f"unknown key {key} in {arg!r}"
                                     f"{_suggest(first, group, sections[group])}")
-            elif group in top:
+            elif group in keys:
                 raise UserError(f"{group} takes one value ({group}=...), not a key {key} in {arg!r}")
             else:
                 groups = sections.keys() | set(yaml_keys) | set(plugins)

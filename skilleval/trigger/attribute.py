@@ -16,6 +16,7 @@ import numpy as np
 
 from skilleval.datasets import check_trigger_inputs
 from skilleval.errors import BudgetExhausted, UserError
+from skilleval.stats import signed
 from skilleval.trigger import attribution as attr
 
 if TYPE_CHECKING:
@@ -161,15 +162,9 @@ def _fmt(e: dict[str, Any], neg: bool = False) -> str:
         return "n/a (0 queries measured)"
     s = -1 if neg else 1
     if e["low"] is None:
-        return f"{_signed(s * e['value'])} (CI n/a: {e['queries']} query)"
+        return f"{signed(s * e['value'])} (CI n/a: {e['queries']} query)"
     lo, hi = sorted((s * e["low"], s * e["high"]))
-    return f"{_signed(s * e['value'])} [{_signed(lo)}, {_signed(hi)}]"
-
-
-def _signed(x: float) -> str:
-    """``+0.00`` rather than ``-0.00`` for a value that rounds to zero (negated zeros of the
-    leave-one-out columns printed as '-0.00', reading as a small harm)."""
-    return f"{round(x, 2) + 0.0:+.2f}"
+    return f"{signed(s * e['value'])} [{signed(lo)}, {signed(hi)}]"
 
 
 run_attribute.reports = ()  # its own results and summary (reporting.applies)  # type: ignore[attr-defined]

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import duckdb
 
-from skilleval.stats import wilson
+from skilleval.stats import signed, wilson
 from skilleval.store.catalog import Store, _glob_literal
 from skilleval.viewer.runs_index import RunsIndex
 
@@ -336,6 +336,5 @@ def _signed_ci(effect: dict[str, Any]) -> str:
     value, low, high = effect.get("value"), effect.get("low"), effect.get("high")
     if value is None:
         return "n/a"
-    text = f"{round(value, 2) + 0.0:+.2f}"
-    return text if low is None or high is None else \
-        f"{text} [{round(low, 2) + 0.0:+.2f}, {round(high, 2) + 0.0:+.2f}]"
+    return signed(value) if low is None or high is None else \
+        f"{signed(value)} [{signed(low)}, {signed(high)}]"
