@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from tests.viewer.conftest import open_latest_report
+from skilleval.stats import signed
 from skilleval.store.catalog import Store
 from skilleval.viewer.api import Api
 
@@ -41,7 +42,7 @@ def test_attribute_run_has_its_table_in_the_viewer(skilleval_cli, tmp_path: Path
         [i + 1 for i in res["ranking"]]
     assert rows.nth(0).locator("td").nth(2).inner_text() == res["sentences"][top]
     shap = res["attribution"][top]["shapley_recall"]
-    assert rows.nth(0).locator("td").nth(3).inner_text().startswith(f"{shap['value']:+.2f} [")
+    assert rows.nth(0).locator("td").nth(3).inner_text().startswith(f"{signed(shap['value'])} [")
     # the hostile sentence is text: no element was made from it
     assert pg.locator("main").get_by_text(HOSTILE).count() == 1
     assert pg.locator("main img").count() == 0
