@@ -14,7 +14,7 @@ B, A, ...) so that other work on the machine weighs on both alike:
 
 It prints the mean CPU seconds per process of each, and the paired ratio forked / fresh with its
 95 % interval over repeats. The environment is the suite's: PYTHONPATH with tests/without_pandas
-and the shared bytecode cache, as tests/conftest.py sets them.
+and the shared bytecode cache (tests/shared_helpers.started_process_env, as the suite sets them).
 """
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from _ci import alternating, cpu_ratio_line, skilleval_process_cpu  # noqa: E402
+from shared_helpers import started_process_env  # noqa: E402
 
 CASES: dict[str, list[str]] = {
     "exit2": ["+experiment=trigger_eval", "trigger.runs=0"],  # refused input: config checks only
@@ -38,21 +39,13 @@ CASES: dict[str, list[str]] = {
 }
 
 
-def suite_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLEVAL_", "HYDRA_"))}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "tests" / "without_pandas"),
-                                                    env.get("PYTHONPATH")) if p)
-    env["PYTHONPYCACHEPREFIX"] = str(ROOT / ".cache" / "pycache")
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    return env
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=12, help="alternating pairs per case")
     parser.add_argument("--cases", default=",".join(CASES), help=f"comma-separated: {', '.join(CASES)}")
     args = parser.parse_args()
-    base = suite_env()
+    base = started_process_env(
+        {k: v for k, v in os.environ.items() if not k.startswith(("SKILLEVAL_", "HYDRA_"))})
     import forked_cli
 
     server = forked_cli.server(base)

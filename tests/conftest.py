@@ -12,49 +12,31 @@ from pathlib import Path
 import forked_cli
 import pytest
 from once_per_run import once_per_run, shared_root
-from shared_helpers import reset_sim
-
-REPO = Path(__file__).resolve().parents[1]
-
-WITHOUT_PANDAS = Path(__file__).resolve().parent / "without_pandas"
+from shared_helpers import reset_sim, started_process_env
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _started_processes_without_pandas() -> Iterator[None]:
-    """Every Python process a test starts runs without pandas, as a core install has it (the
-    folder's sitecustomize says why; tests/spine/test_core_install_env.py checks it holds).
+def _started_processes_env() -> Iterator[None]:
+    """Every Python process a test starts gets `shared_helpers.started_process_env`:
 
-    Set here, in the process that runs the tests, and not at import: pytest-xdist's workers
-    are started after this file is imported, and they need pandas for statsmodels."""
-    before = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(WITHOUT_PANDAS), before) if p)
+    - **without pandas**, as a core install has it (tests/without_pandas/sitecustomize.py says
+      why; tests/spine/test_core_install_env.py checks it holds). Set here, in the process that
+      runs the tests, and not at import: pytest-xdist's workers are started after this file is
+      imported, and they need pandas for statsmodels.
+    - **one shared bytecode cache** outside the source tree (``.cache/pycache``), compiled once
+      rather than in each process. The suite starts about a thousand of them. With
+      ``PYTHONDONTWRITEBYTECODE`` set (as in this project's sandboxes) nothing under
+      ``skilleval/`` was ever cached, so every process compiled the modules it imported again:
+      ``benchmarks/bytecode_cache.py`` measured the shared cache at 0.92x the CPU of a
+      refused-input process (paired 95 % CI 0.88-0.96) and 0.93x of a stub run (0.90-0.96). The
+      prefix also keeps ``__pycache__`` folders out of the checkout and of skill folders under
+      test."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(started_process_env(saved))
     yield
-    if before is None:
-        os.environ.pop("PYTHONPATH", None)
-    else:
-        os.environ["PYTHONPATH"] = before
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _started_processes_share_a_bytecode_cache() -> Iterator[None]:
-    """Every Python process a test starts reads and writes compiled bytecode in one folder
-    outside the source tree (``.cache/pycache``), compiled once rather than in each process.
-
-    The suite starts about a thousand of them. With ``PYTHONDONTWRITEBYTECODE`` set (as in
-    this project's sandboxes) nothing under ``skilleval/`` was ever cached, so every process
-    compiled the modules it imported again: ``benchmarks/bytecode_cache.py`` measured the
-    shared cache at 0.92x the CPU of a refused-input process (paired 95 % CI 0.88-0.96) and
-    0.93x of a stub run (0.90-0.96). The prefix also keeps ``__pycache__`` folders out of the
-    checkout and of skill folders under test."""
-    saved = {k: os.environ.get(k) for k in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")}
-    os.environ["PYTHONPYCACHEPREFIX"] = str(REPO / ".cache" / "pycache")
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    yield
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 @dataclass

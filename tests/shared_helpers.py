@@ -8,7 +8,23 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+WITHOUT_PANDAS = REPO / "tests" / "without_pandas"
+
+
+def started_process_env(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` as every Python process the suite starts gets it (tests/conftest.py's
+    ``_started_processes_env`` says why): tests/without_pandas first on PYTHONPATH, and
+    compiled bytecode in one shared folder (PYTHONPYCACHEPREFIX; PYTHONDONTWRITEBYTECODE unset).
+    The suite's fixture and ``benchmarks/forked_test_processes.py`` both build it here."""
+    out = dict(env)
+    out["PYTHONPATH"] = os.pathsep.join(p for p in (str(WITHOUT_PANDAS), env.get("PYTHONPATH")) if p)
+    out["PYTHONPYCACHEPREFIX"] = str(REPO / ".cache" / "pycache")
+    out.pop("PYTHONDONTWRITEBYTECODE", None)
+    return out
 
 
 def install_plugin(name: str, tmp: Path) -> Path:
