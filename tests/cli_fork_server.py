@@ -12,8 +12,8 @@ more than half of the CPU of a short one (a refused input, a stub run). A forked
 still a process of its own (own pid, exit code, files, signals, environment, working
 directory), and it runs exactly the code a fresh one runs after its imports. What it does
 not repeat is interpreter start-up, so anything decided there (PYTHON* variables, the locale,
-the hash seed) is the server's: the client sends a request whose start-up environment differs
-to a fresh interpreter instead.
+the hash seed) is the server's: the client keeps one server per start-up environment
+(PYTHON*, LC_*, LANG) and sends each request to the one started with its own.
 """
 from __future__ import annotations
 

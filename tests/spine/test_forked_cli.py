@@ -1,7 +1,7 @@
 """The suite's `skilleval` runner (tests/forked_cli.py) forks commands from a warm server. These
 check that a forked command is the command a fresh interpreter runs: the same exit code, the same
 streams, the same results, the same files; that a timeout kills it and leaves the server usable;
-and that a request the server cannot honour (another start-up environment) runs fresh."""
+and that a request with another start-up environment goes to a server started with it."""
 from __future__ import annotations
 
 import json
