@@ -2,6 +2,7 @@
 the alternating paired measurement it is computed from."""
 from __future__ import annotations
 
+import argparse
 import math
 import resource
 import statistics
@@ -60,3 +61,20 @@ def cpu_ratio_line(label: str, cpu: dict[str, list[float]], new: str, old: str) 
     return (f"{label:>9}: CPU s per process, {old} {statistics.fmean(cpu[old]):.3f}, "
             f"{new} {statistics.fmean(cpu[new]):.3f}; ratio {ratio:.3f} "
             f"(paired 95 % CI {low:.3f}-{high:.3f}, {len(cpu[new])} pairs)")
+
+
+#: the short `skilleval` processes the per-process CPU benchmarks measure (bytecode_cache.py,
+#: forked_test_processes.py): a refused input (config checks only) and a stub run
+PROCESS_CASES: dict[str, list[str]] = {
+    "exit2": ["+experiment=trigger_eval", "trigger.runs=0"],
+    "stub_run": ["+experiment=trigger_eval", "progress=false", "trigger.runs=1"],
+}
+
+
+def process_case_args(doc: str) -> argparse.Namespace:
+    """``--repeats`` (alternating pairs per case) and ``--cases`` (of PROCESS_CASES), parsed."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=12, help="alternating pairs per case")
+    parser.add_argument("--cases", default=",".join(PROCESS_CASES),
+                        help=f"comma-separated: {', '.join(PROCESS_CASES)}")
+    return parser.parse_args()

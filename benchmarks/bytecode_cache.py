@@ -19,7 +19,6 @@ paired ratio cache / no cache with its 95 % interval over repeats.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -27,20 +26,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _ci import alternating, cpu_ratio_line, skilleval_process_cpu  # noqa: E402
+from _ci import (PROCESS_CASES as CASES, alternating, cpu_ratio_line,  # noqa: E402
+                 process_case_args, skilleval_process_cpu)
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES: dict[str, list[str]] = {
-    "exit2": ["+experiment=trigger_eval", "trigger.runs=0"],  # refused input: config checks only
-    "stub_run": ["+experiment=trigger_eval", "progress=false", "trigger.runs=1"],
-}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=12, help="alternating pairs per case")
-    parser.add_argument("--cases", default=",".join(CASES), help=f"comma-separated: {', '.join(CASES)}")
-    args = parser.parse_args()
+    args = process_case_args(__doc__)
     base = {k: v for k, v in os.environ.items()
             if k not in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE") and not k.startswith("SKILLEVAL_")}
     with tempfile.TemporaryDirectory() as tmp:
