@@ -10,8 +10,9 @@ Each finding names the entries it is about (``entry 3 (q003)``):
 * **cross-split** — near-duplicates in different train/validation/test splits (a test query
   that is a paraphrase of a train query is not held out);
 * **never discriminates** — from stored runs (DuckDB over the store's ``trials`` view), a
-  query that passed under every one of two or more descriptions tried: it cannot tell them
-  apart. Errors and timeouts are left out of the verdicts (never counted as a "no").
+  query that passed under every one of two or more descriptions tried by the same backend and
+  model: it cannot tell them apart. Errors and timeouts are left out of the verdicts (never
+  counted as a "no").
 """
 from __future__ import annotations
 
@@ -106,35 +107,41 @@ def stored_findings(rows: Sequence[dict[str, Any]], skill_name: str | None, stor
     try:
         # typed: pyarrow infers a type by asking pandas (store.pandas_probe)
         con.register("wanted", pa.table({"q": pa.array([r["query"] for r in rows], pa.string())}))
+        # Descriptions are compared within one backend and model: verdicts of description A
+        # on one model and B on another differ by the model as much as by the description.
         result = con.execute(
             """WITH per AS (
-                 SELECT query, should_trigger, description,
+                 SELECT query, should_trigger, backend, model, description,
                         count(*) FILTER (WHERE outcome IN ('triggered', 'not_triggered')) AS valid,
                         count(*) FILTER (WHERE outcome = 'triggered') AS hits
                  FROM trials WHERE skill = ? AND query IN (SELECT q FROM wanted)
-                 GROUP BY query, should_trigger, description)
-               SELECT query, count(*) AS descriptions,
+                 GROUP BY query, should_trigger, backend, model, description)
+               SELECT query, backend || ' ' || model, count(*) AS descriptions,
                       bool_and(CASE WHEN should_trigger THEN hits >= ? * valid
                                     ELSE hits < ? * valid END) AS always
-               FROM per WHERE valid > 0 GROUP BY query""",
+               FROM per WHERE valid > 0 GROUP BY query, backend, model""",
             [skill_name, threshold, threshold]).fetchall()
     except duckdb.Error as exc:
         return [Finding("store", f"could not read stored runs ({str(exc).splitlines()[0]}); "
                         "discrimination not checked")]
     finally:
         con.close()
-    seen = {q: (n, always) for q, n, always in result}
+    # per query: (backend and model, descriptions it judged, passed under all of them)
+    seen: dict[str, list[tuple[str, int, bool]]] = {}
+    for query, judge, n, always in result:
+        if n >= 2:
+            seen.setdefault(query, []).append((judge, n, always))
     out = []
     for i, r in enumerate(rows):
-        n, always = seen.get(r["query"], (0, False))
-        if n >= 2 and always:
-            out.append(Finding("never-discriminates", f"{label(i, r)} passed under all {n} descriptions "
-                               f"tried in stored runs; it cannot tell them apart: {_short(r['query'])!r}",
-                               (label(i, r),)))
-    tried = max((n for n, _ in seen.values()), default=0)
-    if tried < 2:
-        out.append(Finding("store", "fewer than two descriptions of this skill in stored runs: "
-                           "discrimination not checked yet", level="info"))
+        compared = sorted(seen.get(r["query"], []))
+        if compared and all(always for _, _, always in compared):
+            where = ", ".join(f"{n} on {judge}" for judge, n, _ in compared)
+            out.append(Finding("never-discriminates", f"{label(i, r)} passed under every description "
+                               f"tried in stored runs ({where}); it cannot tell them apart: "
+                               f"{_short(r['query'])!r}", (label(i, r),)))
+    if not seen:
+        out.append(Finding("store", "fewer than two descriptions of this skill judged by one backend "
+                           "and model in stored runs: discrimination not checked yet", level="info"))
     return out
 
 

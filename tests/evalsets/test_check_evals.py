@@ -131,6 +131,31 @@ def test_never_discriminating_queries_from_stored_runs(tmp_path: Path, skilleval
     assert {q[:69] for q in always} == {m.rstrip("…")[:69] for m in found}
 
 
+def test_descriptions_on_different_models_are_not_compared(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN001
+    """A query's verdicts under two descriptions only say it cannot tell them apart when the same
+    backend and model judged both: one description on model A and another on model B is a
+    comparison of models as much as of descriptions, so it is not counted."""
+    skill = tmp_path / "csv-tidy"
+    shutil.copytree(SKILL, skill)
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps([{"query": q, "should_trigger": True} for q in DISTINCT_POS[:4]]
+                                + [{"query": q, "should_trigger": False} for q in NEG[:4]]))
+    md = (skill / "SKILL.md").read_text()
+    for desc, model in ((None, "sim-1"), ("Helps with files.", "sim-2")):
+        if desc:
+            start = md.index("description:")
+            end = md.index("\n", start)
+            (skill / "SKILL.md").write_text(md[:start] + f"description: {desc}" + md[end:])
+        skilleval_cli.run("+experiment=trigger_eval", f"skill={skill}", f"cases={cases}", "trigger.runs=2",
+                          f"backend.model={model}", "progress=false", check=0)
+    proc = skilleval_cli.run("check-evals", str(cases), "--skill", str(skill), "--store", str(skilleval_cli.store),
+                             "--format", "json")
+    findings = json.loads(proc.stdout)["findings"]
+    assert not [f for f in findings if f["kind"] == "never-discriminates"]
+    store = [f["message"] for f in findings if f["kind"] == "store"]
+    assert store and "one backend and model" in store[0], store
+
+
 @pytest.mark.parametrize("args,words", [
     (["missing.json"], "eval set not found"),
     (["BAD", "--runs", "0"], "--runs must be 1-1000"),
