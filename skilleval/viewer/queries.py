@@ -161,6 +161,8 @@ class Queries:
             r["errors"] = t.get("errors", 0)
             r["last_trial"] = t.get("last")
             r["headline"] = _headline(r["experiment"], summary, acc.get(r["run_id"]))
+            if work := _work(summary):
+                r["work"] = work
             if "executions_run" in summary:  # a functional run: its executions, errors never hidden
                 errs = summary.get("execution_errors") or {}
                 r["executions"] = int(summary.get("executions_run") or 0) + int(summary.get("executions_cached") or 0)
@@ -329,6 +331,16 @@ def _headline(experiment: str, summary: dict[str, Any], acc: dict[str, Any] | No
     if summary.get("accuracy") is not None:
         return {"label": "accuracy", "value": summary.get("accuracy")}
     return {}
+
+
+def _work(summary: dict[str, Any]) -> str | None:
+    """What a run made when its unit is not a trial or an execution (a blind comparison's
+    judged pairs, a draft's queries), for the Runs line that would otherwise read 0."""
+    if isinstance(summary.get("pairs"), int) and isinstance(summary.get("judged"), int):
+        return f"{summary['judged']} of {summary['pairs']} pairs judged"
+    if isinstance(summary.get("drafted"), int):
+        return f"{summary['drafted']} queries drafted"
+    return None
 
 
 def _signed_ci(effect: dict[str, Any]) -> str:

@@ -53,6 +53,11 @@ def test_comparison_page_and_runs_line_show_the_runs_tally(skilleval_cli, tmp_pa
                                f"with_skill {wins.get('with_skill', 0)} · without_skill "
                                f"{wins.get('without_skill', 0)} · tie {wins.get('TIE', 0)}, "
                                f"sign test p={s['sign_test_p']:.2g}"}
+    # its work is judged pairs, not trials: the Runs line said "0"
+    assert row["trials"] == 0 and row["work"] == f"{s['judged']} of {s['pairs']} pairs judged"
+    runs_page = open_latest_report(page, skilleval_cli, tmp_path / "runs.html", route="#/runs",
+                                   wait_text="pairs judged")
+    assert f"{s['judged']} of {s['pairs']} pairs judged" in runs_page.locator("main table tbody tr").first.inner_text()
     pg = open_latest_report(page, skilleval_cli, tmp_path / "r.html", link="comparison",
                             wait_text="position consistency")
     cards = pg.locator("main .card").all_inner_texts()

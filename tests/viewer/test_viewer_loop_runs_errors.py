@@ -44,3 +44,20 @@ def test_runs_page_counts_trials_taken_from_the_cache(skilleval_cli, tmp_path: P
                             wait_text="20 from cache")
     assert "0 · 20 from cache" in pg.locator("main table tbody tr").first.inner_text()
     assert page.errors == []
+
+
+def test_runs_page_says_how_many_queries_a_draft_wrote(skilleval_cli, tmp_path: Path, page) -> None:  # noqa: ANN001
+    """A draft_evals run makes no trials; its line read "0" where it had drafted 20 queries."""
+    import shutil
+
+    from tests.shared_helpers import REPO
+
+    skill = tmp_path / "csv-tidy"
+    shutil.copytree(REPO / "experiments" / "csv-tidy", skill)
+    skilleval_cli.run("+experiment=draft_evals", f"skill={skill}", "progress=false")
+    [row] = Api(Store(skilleval_cli.store)).get("/api/runs")["rows"]
+    assert (row["trials"], row["work"]) == (0, "20 queries drafted")
+    pg = open_latest_report(page, skilleval_cli, tmp_path / "r.html", route="#/runs",
+                            wait_text="queries drafted")
+    assert "20 queries drafted" in pg.locator("main table tbody tr").first.inner_text()
+    assert page.errors == []

@@ -39,7 +39,8 @@
       h("td", {}, `${r.backend || ""}/${r.model || ""}`),
       h("td", {}, statusOf(r)),
       h("td", {}, SE.time(r.started)),
-      r.executions !== undefined && !r.trials
+      r.work && !r.trials ? h("td", { class: "num" }, r.work)
+      : r.executions !== undefined && !r.trials
         ? h("td", { class: "num" }, `${r.executions} exec`, r.execution_errors ? h("span", { class: "errors" }, ` (${r.execution_errors} err)`) : "")
         : h("td", { class: "num" }, String(r.trials || 0), r.errors ? h("span", { class: "errors" }, ` (${r.errors} err)`) : "",
           r.calls_cached ? h("span", { class: "muted" }, ` · ${r.calls_cached} from cache`) : ""),
@@ -110,7 +111,8 @@
       const keys = [...new Set(ov.flatMap(Object.keys))].filter((k) => new Set(ov.map((o) => o[k])).size > 1);
       SE.clear(box);
       const cell = (r) => h("div", { class: "cell" }, h("a", { href: "#/run/" + encodeURIComponent(r.run_id) }, "job " + r.job_num),
-        " ", SE.badge(r.status), h("div", {}, headline(r.headline)), h("div", { class: r.execution_errors || r.errors ? "errors" : "muted" }, r.executions !== undefined && !r.trials
+        " ", SE.badge(r.status), h("div", {}, headline(r.headline)), h("div", { class: r.execution_errors || r.errors ? "errors" : "muted" }, r.work && !r.trials ? r.work
+        : r.executions !== undefined && !r.trials
           ? `${r.executions} executions` + (r.execution_errors ? ` (${r.execution_errors} errored)` : "")
           : `${r.trials} trials` + (r.errors ? ` (${r.errors} errored)` : "") + (r.calls_cached ? ` · ${r.calls_cached} from cache` : "")));
       if (keys.length === 2) {
