@@ -153,16 +153,19 @@ def resolve_inside(root: Path, rel: str) -> Path:
     return target
 
 
-def input_file(skill_root: Path, rel: str) -> Path:
+def input_file(skill_root: Path, rel: str, where: str = "") -> Path:
     """An eval's input file: a regular file inside the skill folder, else UserError (exit 2).
     A skill folder is hostile data: its evals.json may name ``../../.ssh/id_rsa``, which would
-    be copied into the sandbox and sent to the model."""
+    be copied into the sandbox and sent to the model. ``where`` (the eval set and the eval)
+    opens the message, so the user knows which entry to fix."""
+    prefix = f"{where}: " if where else ""
     try:
         src = resolve_inside(skill_root, rel)
     except PermissionError as exc:
-        raise UserError(f"eval input file {rel!r} is outside the skill folder {skill_root} ({exc})") from None
+        raise UserError(f"{prefix}eval input file {rel!r} is outside the skill folder {skill_root} "
+                        f"({exc})") from None
     if not src.is_file():
-        raise UserError(f"eval input file not found: {skill_root / rel}")
+        raise UserError(f"{prefix}eval input file not found: {skill_root / rel}")
     return src
 
 

@@ -84,7 +84,7 @@ def prepare(job: "JobContext", arm_names: list[str] | None = None) -> Setup:
     root = skill.path if skill.path.is_dir() else skill.path.parent
     for c in cases:  # every input file, before any call (and before the backend's own check)
         for rel in c.files:
-            input_file(root, rel)
+            input_file(root, rel, where=f"{evals_path}: eval id {c.id}")
     check_task = getattr(job.backend, "check_task", None)  # optional in the backend protocol
     for c in cases:  # fail before any call on a task this backend cannot do at all
         if check_task is not None:

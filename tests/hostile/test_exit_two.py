@@ -66,7 +66,7 @@ CASES = {
     "functional.bootstrap=-5": ((*FUNCTIONAL, "functional.bootstrap=-5"), "functional.bootstrap"),
     "functional.confidence=5": ((*FUNCTIONAL, "functional.confidence=5"), "functional.confidence"),
     "input file outside the skill": ((*FUNCTIONAL, "functional.evals={d}/input-escapes.json"),
-                                     "is outside the skill folder"),
+                                     "input-escapes.json: eval id 1: eval input file '../"),
     "typed check without path": ((*FUNCTIONAL, "functional.evals={d}/typed-no-path.json"), "needs a non-empty string 'path'"),
     "typed check escapes": ((*FUNCTIONAL, "functional.evals={d}/typed-traversal.json"), "escapes the sandbox"),
     "typed check absolute": ((*FUNCTIONAL, "functional.evals={d}/typed-absolute.json"), "relative to the sandbox"),
