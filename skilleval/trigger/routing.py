@@ -116,12 +116,17 @@ def resolve_skills(spec: Any) -> list[Skill]:
     names = [s.name for s in skills]
     for reserved in (NONE, OTHER, ERROR):
         if reserved in names:
-            raise UserError(f"a skill is named {reserved!r}, which is a column of the routing "
-                            f"matrix; rename it to measure routing")
+            raise UserError(f"{_path_of(skills, reserved)}: a skill is named {reserved!r}, which is "
+                            f"a column of the routing matrix; rename it to measure routing")
     if len(set(names)) != len(names):
         dup = sorted(n for n in names if names.count(n) > 1)[0]
-        raise UserError(f"two skills share the name {dup!r}")
+        where = " and ".join(str(s.path) for s in skills if s.name == dup)
+        raise UserError(f"skills=: two skills share the name {dup!r} ({where})")
     return skills
+
+
+def _path_of(skills: list[Skill], name: str) -> str:
+    return next(str(s.path) for s in skills if s.name == name)
 
 
 def catalog_skills(n: int, taken: set[str]) -> list[Skill]:

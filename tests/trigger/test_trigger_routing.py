@@ -80,4 +80,14 @@ def test_a_skill_named_like_a_matrix_column_is_bad_input(skilleval_cli, tmp_path
     cases.write_text(json.dumps([{"query": "hi", "expected_skill": None}]))
     r = skilleval_cli.run("+experiment=routing", f"skills=[{SKILLS[0]},{none}]", f"cases={cases}", check=2)
     assert "'none'" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert str(none) in r.stderr  # which folder to rename
     assert not list(skilleval_cli.outputs.rglob("results.json"))
+
+
+def test_two_skills_with_one_name_are_named_with_their_folders(skilleval_cli, tmp_path: Path) -> None:
+    twin = tmp_path / "twin"
+    twin.mkdir()
+    (twin / "SKILL.md").write_text("---\nname: csv-tidy\ndescription: Tidies CSV files.\n---\n\nBody.\n")
+    r = skilleval_cli.run("+experiment=routing", f"skills=[{SKILLS[1]},{twin}]", f"cases={CASES}", check=2)
+    [line] = r.stderr.strip().splitlines()
+    assert "'csv-tidy'" in line and str(SKILLS[1]) in line and str(twin) in line
