@@ -29,6 +29,9 @@ def default_cases_path(skill_dir: Path) -> Path:
 
 def _read_entries(path: Path) -> list[tuple[str, Any]]:
     """(label, raw entry) pairs; the label says where an entry is (for error messages)."""
+    if path.is_dir():
+        raise UserError(f"eval set {path} is a folder: give the file (a JSON array of "
+                        f"{{query, should_trigger}}, or .jsonl)")
     if not path.is_file():
         raise UserError(f"eval set not found: {path}")
     text = read_text_file(path)

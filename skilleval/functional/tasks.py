@@ -157,6 +157,8 @@ def parse_expectation(raw: Any, where: str) -> Expectation:
 
 def load_evals(path: Path) -> tuple[str | None, list[TaskCase]]:
     """Parse an evals.json; errors name the file and the entry."""
+    if path.is_dir():
+        raise UserError(f"functional eval set {path} is a folder: give the file (evals.json)")
     if not path.is_file():
         raise UserError(f"functional eval set not found: {path}")
     data = load_json_file(path)

@@ -65,6 +65,8 @@ CASES = {
     "functional.max_turns=abc": ((*FUNCTIONAL, "functional.max_turns=abc"), "functional.max_turns"),
     "functional.bootstrap=-5": ((*FUNCTIONAL, "functional.bootstrap=-5"), "functional.bootstrap"),
     "functional.confidence=5": ((*FUNCTIONAL, "functional.confidence=5"), "functional.confidence"),
+    "cases is a folder": ((*TRIGGER, "cases={d}/dup"), "dup is a folder: give the file"),
+    "functional.evals is a folder": ((*FUNCTIONAL, "functional.evals={d}/dup"), "dup is a folder: give the file"),
     "input file outside the skill": ((*FUNCTIONAL, "functional.evals={d}/input-escapes.json"),
                                      "input-escapes.json: eval id 1: eval input file '../"),
     "typed check without path": ((*FUNCTIONAL, "functional.evals={d}/typed-no-path.json"), "needs a non-empty string 'path'"),
