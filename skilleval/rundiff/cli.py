@@ -27,7 +27,7 @@ def diff_main(argv: list[str]) -> int:
     p.add_argument("--common", action="store_true",
                    help="compare only the queries / evals both runs share (and say how many)")
     p.add_argument("--experiment", help="latest / latest~N among runs of this experiment "
-                   "(default: the experiment of the newest run)")
+                   "(default: the experiment of the newest run with results to compare)")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="level of the paired intervals and of the tests' reading (default 0.95)")
     p.add_argument("--store", help="store root (default: $SKILLEVAL_STORE or the per-user store)")
@@ -37,24 +37,28 @@ def diff_main(argv: list[str]) -> int:
     # after parsing, so `diff --help` and a bad argument need no pyarrow or DuckDB
     from skilleval.rundiff.compare import diff
     from skilleval.rundiff.render import render
-    from skilleval.rundiff.sources import LATEST, MEASURED, completed_runs, load
+    from skilleval.rundiff.sources import LATEST, MEASURED, kind_of, completed_runs, load
     from skilleval.store.catalog import Store, resolve_root
 
     store = Store(resolve_root(args.store))
     experiment = args.experiment
     if experiment is None and any(LATEST.match(x) for x in (args.a, args.b)):
-        # latest~N counts runs of the newest run's experiment: a functional run is never
-        # "the run before" a trigger run
-        newest = completed_runs(store, statuses=MEASURED)
-        experiment = newest[0]["experiment"] if newest else None
-    # a run whose gate failed is a finished measurement: `latest` is that run
-    try:
-        a = load(args.a, store, experiment=experiment, statuses=MEASURED)
-        b = load(args.b, store, experiment=experiment, statuses=MEASURED)
-    except UserError as exc:
-        if args.experiment is None and experiment is not None:
-            raise UserError(f"{exc}{_other_experiments(store, experiment)}") from None
-        raise
+        # latest~N counts runs of the newest comparable run's experiment: a functional run is
+        # never "the run before" a trigger run, and a run with nothing to compare (attribute,
+        # draft_evals) does not choose
+        newest = next((r for r in completed_runs(store, statuses=MEASURED)
+                       if kind_of(store, r) is not None), None)
+        experiment = newest["experiment"] if newest else None
+
+    def load_one(ref: str) -> object:
+        # a run whose gate failed is a finished measurement: `latest` is that run
+        try:
+            return load(ref, store, experiment=experiment, statuses=MEASURED)
+        except UserError as exc:  # the hint is about counting latest~N, so only for that
+            if args.experiment is None and experiment is not None and LATEST.match(ref):
+                raise UserError(f"{exc}{_other_experiments(store, experiment)}") from None
+            raise
+    a, b = load_one(args.a), load_one(args.b)
     result = diff(a, b, common=args.common, confidence=args.confidence)
     if args.format == "json":
         print(json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False))
@@ -66,11 +70,11 @@ def diff_main(argv: list[str]) -> int:
 def _other_experiments(store: object, shown: str) -> str:
     """A hint when `latest~N` was counted in the newest run's experiment by default: after a
     functional_eval, `diff latest~1 latest` finds one run there while trigger runs wait."""
-    from skilleval.rundiff.sources import MEASURED, _kind_of, completed_runs
+    from skilleval.rundiff.sources import MEASURED, kind_of, completed_runs
 
     counts: dict[str, int] = {}
     for run in completed_runs(store, statuses=MEASURED):  # type: ignore[arg-type]
-        if run["experiment"] != shown and _kind_of(store, run) is not None:  # type: ignore[arg-type]
+        if run["experiment"] != shown and kind_of(store, run) is not None:  # type: ignore[arg-type]
             counts[run["experiment"]] = counts.get(run["experiment"], 0) + 1
     others = [f"{name} ({n})" for name, n in sorted(counts.items()) if name != shown and n >= 2]
     return (f" (the newest run's; --experiment NAME counts another: {', '.join(others)})"

@@ -117,7 +117,7 @@ def _nth_latest(store: Store, n: int, exclude: str | None, experiment: str | Non
                 skill: str | None, statuses: tuple[str, ...] = DONE) -> str:
     runs = [r for r in completed_runs(store, exclude=exclude, experiment=experiment, skill=skill,
                                       statuses=statuses)
-            if _kind_of(store, r) is not None]
+            if kind_of(store, r) is not None]
     if n >= len(runs):
         what = f"latest~{n}" if n else "latest"
         kinds = " or ".join(statuses)
@@ -126,7 +126,9 @@ def _nth_latest(store: Store, n: int, exclude: str | None, experiment: str | Non
     return runs[n]["run_id"]
 
 
-def _kind_of(store: Store, run: dict[str, Any]) -> str | None:
+def kind_of(store: Store, run: dict[str, Any]) -> str | None:
+    """"trigger" or "functional": what `diff` can compare of a stored run; None for a run
+    with neither per-query rows nor a benchmark.json (attribute, draft_evals, ...)."""
     if "queries" in store.tables() and store.query(
             "SELECT 1 FROM queries WHERE run_id = ? LIMIT 1", [run["run_id"]]).num_rows:
         return "trigger"
