@@ -116,7 +116,7 @@ def stored_findings(rows: Sequence[dict[str, Any]], skill_name: str | None, stor
                         count(*) FILTER (WHERE outcome = 'triggered') AS hits
                  FROM trials WHERE skill = ? AND query IN (SELECT q FROM wanted)
                  GROUP BY query, should_trigger, backend, model, description)
-               SELECT query, backend || ' ' || model, count(*) AS descriptions,
+               SELECT query, concat_ws(' ', backend, model), count(*) AS descriptions,
                       bool_and(CASE WHEN should_trigger THEN hits >= ? * valid
                                     ELSE hits < ? * valid END) AS always
                FROM per WHERE valid > 0 GROUP BY query, backend, model""",
