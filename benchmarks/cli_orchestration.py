@@ -27,6 +27,14 @@ usable CPUs is N x (CPU seconds per trial) / C. This script measures, in one run
    (seconds); ``--latency-ms 1500 --compare 2`` shows what a cap fixed at the CPUs would cost
    there. The wall/floor figure then compares with a CPU-only floor and is not the target.
 
+6. where the excess over the floor comes from, as geometric means over the passes with 95 %
+   intervals: wall/floor is the product of (a) the CLIs' CPU per trial in the timed pass over
+   that in the serial probes (contention between CLIs, and drift of the VM's speed between
+   probe and pass) and (b) the usable CPUs over the CPUs the CLIs kept busy (what our
+   orchestrator, serve-sim, the tail of the batch and idle time took); the tail alone, the
+   last trials of a batch running on fewer CPUs than there are, is about (C - 1) / (2 N) of
+   it for N trials on C CPUs.
+
 Other work on the machine inflates the wall time and so the ratio; the CPU figure is taken
 in the same run, so the ratio stays comparable between runs on a quiet machine. With
 ``--repeats R`` the timed pass is made R times, each against the mean of the probes around it,
@@ -171,6 +179,11 @@ def main() -> int:
               f"{'wall/floor':>11} {'busy CPUs':>10} {'API calls/trial':>16} {'peak procs':>11} "
               f"{'own CPU/trial':>14} {'sim CPU/trial':>14}")
         ratios: dict[str, list[float]] = {label: [] for label, _ in runs}
+        # wall/floor = (CLI CPU per trial in the pass / in the probes) x (CPUs / CPUs busy with
+        # CLIs): the first factor is contention and drift of the machine's speed, the second
+        # the capacity no CLI used (the orchestrator, serve-sim, the last trial's tail, idle)
+        contention: dict[str, list[float]] = {label: [] for label, _ in runs}
+        unused: dict[str, list[float]] = {label: [] for label, _ in runs}
         before = probe("probe-0-")
         for rep in range(args.repeats):
             timed = []
@@ -183,6 +196,8 @@ def main() -> int:
             floor = args.trials * per_trial_cpu / cpus
             for label, wall, cpu, calls, errors, peak, own, sim_cpu in timed:
                 ratios[label].append(wall / floor)
+                contention[label].append(cpu / args.trials / per_trial_cpu)
+                unused[label].append(cpus * wall / cpu)
                 sim_col = "n/a" if sim_cpu is None else f"{sim_cpu / args.trials:.3f}"
                 print(f"{rep + 1:>4} {label:>9} {per_trial_cpu:>10.3f} {floor:>8.2f} {wall:>8.2f} "
                       f"{wall / floor:>11.3f} {cpu / wall:>10.2f} {calls:>16.2f} {peak:>11} "
@@ -198,6 +213,13 @@ def main() -> int:
                   f"{high:.3f}) (target <= 1.05 at the default"
                   + (f"; latency {args.latency_ms:g} ms: the floor counts CPU only)" if args.latency_ms
                      else ")"))
+            ones = [1.0] * len(values)
+            c_mean, c_low, c_high = ratio_ci(contention[label], ones)
+            u_mean, u_low, u_high = ratio_ci(unused[label], ones)
+            print(f"  = CLI CPU per trial, pass / probes {c_mean:.3f} ({c_low:.3f}-{c_high:.3f}) "
+                  f"x CPUs / CPUs busy with CLIs {u_mean:.3f} ({u_low:.3f}-{u_high:.3f}); the "
+                  f"tail (the last trials running on fewer CPUs than there are) accounts for about "
+                  f"{1 + (cpus - 1) / (2 * args.trials):.3f} of the second")
         base = ratios["default"]
         for label, values in list(ratios.items())[1:]:
             ratio, low, high = ratio_ci(values, base)
