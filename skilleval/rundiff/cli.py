@@ -37,7 +37,7 @@ def diff_main(argv: list[str]) -> int:
     # after parsing, so `diff --help` and a bad argument need no pyarrow or DuckDB
     from skilleval.rundiff.compare import diff
     from skilleval.rundiff.render import render
-    from skilleval.rundiff.sources import LATEST, MEASURED, kind_of, completed_runs, load
+    from skilleval.rundiff.sources import LATEST, MEASURED, RunData, completed_runs, kind_of, load
     from skilleval.store.catalog import Store, resolve_root
 
     store = Store(resolve_root(args.store))
@@ -50,7 +50,7 @@ def diff_main(argv: list[str]) -> int:
                        if kind_of(store, r) is not None), None)
         experiment = newest["experiment"] if newest else None
 
-    def load_one(ref: str) -> object:
+    def load_one(ref: str) -> RunData:
         # a run whose gate failed is a finished measurement: `latest` is that run
         try:
             return load(ref, store, experiment=experiment, statuses=MEASURED)
@@ -77,7 +77,8 @@ def _other_experiments(store: object, shown: str) -> str:
         if run["experiment"] != shown and kind_of(store, run) is not None:  # type: ignore[arg-type]
             counts[run["experiment"]] = counts.get(run["experiment"], 0) + 1
     others = [f"{name} ({n})" for name, n in sorted(counts.items()) if name != shown and n >= 2]
-    return (f" (the newest run's; --experiment NAME counts another: {', '.join(others)})"
+    return (f" (counted among {shown} runs, the newest comparable run's experiment; "
+            f"--experiment NAME counts another: {', '.join(others)})"
             if others else "")
 
 
