@@ -15,6 +15,8 @@ A stop is recorded in `stopped` so that the job can report it and exit with its 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,12 +38,27 @@ class Budget:
     per_call_usd: float | None = None
     #: why the budget stopped the job (None while it has not)
     stopped: str | None = None
+    #: calls of `max_calls` kept for a later phase (see `holding`), and what that phase is
+    held_back: int = 0
+    held_for: str = ""
     _settled: asyncio.Event | None = field(default=None, repr=False)
+
+    @contextmanager
+    def holding(self, calls: int, purpose: str) -> Iterator[None]:
+        """Keep `calls` of `max_calls` for `purpose` while the block runs: trigger_opt's loop
+        stops where the held-out test it must still pay for would no longer fit. The stop
+        names the cap the user set and the calls held back, not a lowered cap."""
+        self.held_back, self.held_for = calls, purpose
+        try:
+            yield
+        finally:
+            self.held_back, self.held_for = 0, ""
 
     def reserve(self, calls: int = 1) -> None:
         """Book `calls` calls (and their estimated cost) or raise `BudgetExhausted`."""
-        if self.max_calls is not None and self.calls + calls > self.max_calls:
-            self._stop(f"budget.max_calls={self.max_calls} reached ({self.calls} calls made)")
+        if self.max_calls is not None and self.calls + calls > self.max_calls - self.held_back:
+            held = f"; {self.held_back} held back for {self.held_for}" if self.held_back else ""
+            self._stop(f"budget.max_calls={self.max_calls} reached ({self.calls} calls made{held})")
         if self.max_usd is not None:
             est = HEADROOM * (self.per_call_usd or 0.0)
             booked = self.usd + (self.in_flight + calls) * est

@@ -20,6 +20,7 @@ test use train only (say so in the output), and with ``none`` there is no test n
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -326,20 +327,16 @@ class Optimizer:
         state.runs.append(self.job.run_id)
         await run_self_check(self.job, self.skill, self.distractors, self.runner)
         budget = self.job.budget
-        held = None
-        if budget is not None and budget.max_calls is not None:
-            held = budget.max_calls
-            budget.max_calls = max(0, held - self.plan.final)
+        holding = budget.holding(self.plan.final, "the held-out test") \
+            if budget is not None and budget.max_calls is not None else nullcontext()
         try:
-            state = await self.iterate(state)
+            with holding:
+                state = await self.iterate(state)
         except BudgetExhausted as exc:
             state.exit_reason = f"budget (iteration {state.iteration}): {exc}"
             self.console.print(f"[yellow]stopped: {safe(exc)}; keeping what was learned[/yellow]")
             if state.entries:
                 self.states.checkpoint(state, [])
-        finally:
-            if held is not None:
-                budget.max_calls = held
         if not state.entries:
             raise HarnessError("the budget ran out before the original description was evaluated")
         self._reconsider(state)
@@ -368,6 +365,8 @@ def run_trigger_opt(job: "JobContext") -> int:
     state.calls += calls
     state.cost_usd += o.runner.cost_usd + o.proposer_cost
     result = report.build_results(o, state, tests, calls=calls, partial_test=partial_test)
+    # a budget stop anywhere (loop or test) makes the run partial: its gates are not checked
+    result["partial"] = job.summary["partial"] = bool(job.budget is not None and job.budget.stopped)
     if o.attribution is not None:  # its calls are inside `calls`; this is their share
         result["attribution"] = o.attribution.summary()
     report.write_outputs(o, result)
