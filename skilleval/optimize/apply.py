@@ -25,8 +25,22 @@ if TYPE_CHECKING:
     from skilleval.optimize.state import LoopState
 
 
-def preflight(skill: Skill) -> None:
-    """Exit 2 before any call when the skill could not be written back validly."""
+def preflight(job: "JobContext", skill: Skill) -> None:
+    """Exit 2 before any call when the best description could not be written back validly
+    and safely: the loop must start from SKILL.md's own description (with ``description=`` or
+    a variant, a winner was never compared with it), and the backup (in the run's folder)
+    must land outside the skill folder."""
+    if job.variant is not None and job.variant.description is not None:
+        what = "description=…" if job.variant.name == "description" else f"variant={job.variant.name}"
+        raise UserError(f"optimize.apply=true with {what}: the loop would start from that "
+                        "wording, not SKILL.md's, so no candidate would be compared with what "
+                        "SKILL.md says; drop one of the two")
+    folder = skill_md_path(skill.path).parent.resolve()
+    out = job.output_dir.expanduser().resolve()
+    if out == folder or folder in out.parents:
+        raise UserError(f"optimize.apply=true: the run's folder {job.output_dir} is inside the "
+                        f"skill folder {folder}, where SKILL.md's backup would be packaged with "
+                        "the skill; choose hydra.run.dir elsewhere")
     errors = [p for p in validate_skill(skill.path) if p.level == "error"]
     if errors:
         raise UserError(f"optimize.apply=true: {skill_md_path(skill.path)}: {errors[0].message}; "

@@ -19,7 +19,7 @@ def opt_inputs(job: "JobContext", opt: OptimizeSettings) -> tuple[Skill, list[Tr
     if opt.apply:
         from skilleval.optimize.apply import preflight
 
-        preflight(skill)
+        preflight(job, skill)
     cases = job.load_cases(skill)
     check_two_classes(cases, f"the eval set {job.cases_path(skill)}")
     return skill, cases

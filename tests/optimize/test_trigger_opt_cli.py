@@ -84,6 +84,23 @@ def test_bad_inputs_exit_2_with_one_line(cli, tmp_path):
     assert not (cli.store / "trials").exists()  # refused before any call
 
 
+def test_apply_refuses_what_it_could_not_write_back_safely_before_any_call(cli, tmp_path):
+    """With description=... the loop's original is that wording, so a winner was never compared
+    with what SKILL.md says; a run folder inside the skill folder would take the backup (and
+    the run's files) into it. Both are bad input, refused before the first call."""
+    skill = tmp_path / "changelog-writer"
+    shutil.copytree(EXAMPLE, skill)
+    before = (skill / "SKILL.md").read_text()
+    line = _one_error_line(cli.run("+experiment=trigger_opt", f"skill={skill}", "optimize.apply=true",
+                                   "description='Helps with files.'"))
+    assert "optimize.apply=true" in line and "description=" in line, line
+    line = _one_error_line(cli.run("+experiment=trigger_opt", f"skill={skill}", "optimize.apply=true",
+                                   f"hydra.run.dir={skill}/runout"))
+    assert "optimize.apply=true" in line and str(skill / "runout") in line, line
+    assert (skill / "SKILL.md").read_text() == before
+    assert not (cli.store / "trials").exists()  # refused before any call
+
+
 def test_budget_stops_gracefully_and_keeps_what_was_learned(cli):
     out = cli.run("+experiment=trigger_opt", "budget.max_calls=200", "optimize.patience=5",
                   "optimize.alpha=0.001", "proposer=stub", "gate.min_accuracy=0.0")
