@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skilleval.reporting.params import MarkdownParams
+from skilleval.terminal import visible
 
 if TYPE_CHECKING:
     from skilleval.app import JobContext
@@ -25,8 +26,9 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
 def md(text: object, limit: int = 300) -> str:
-    """One table-safe line: HTML escaped, Markdown punctuation backslash-escaped."""
-    s = " ".join(str(text).split())
+    """One table-safe line: HTML escaped, Markdown punctuation backslash-escaped, control
+    characters written out (summary.md is also read with ``cat`` and in CI logs)."""
+    s = visible(" ".join(str(text).split()))
     if len(s) > limit:
         s = s[:limit] + "…"
     return _MD_SPECIAL.sub(r"\\\1", html.escape(s, quote=False))
@@ -66,13 +68,20 @@ class MarkdownReporter:
                                                   if self.params.step_summary and target else ""))
 
 
+def _run(job: "JobContext") -> str:
+    """Which run, on what, with which settings: a sweep's jobs append to one step summary,
+    and their sections must tell apart (``trigger.threshold=0.3`` vs ``0.7``)."""
+    line = f"Run `{job.run_id}` · backend {md(job.backend.name)}/{md(job.backend.model)}"
+    return line + (f" · overrides: {md(' '.join(job.overrides))}" if job.overrides else "")
+
+
 def trigger_md(job: "JobContext", report: Any, max_rows: int) -> str:
     from skilleval.trigger.policies import rates_label, rates_unbiased
 
     s, r = report.summary, report.runner
     unbiased = rates_unbiased(r.settings)
     lines = [f"### skilleval trigger_eval: {md(report.skill.name)}", "",
-             f"Run `{job.run_id}` · backend {md(job.backend.name)}/{md(job.backend.model)} · "
+             f"{_run(job)} · "
              f"{s.total_queries} queries, {s.trials} trials ({s.errors} errors, {s.timeouts} timeouts "
              f"not counted) · {r.calls_made} calls, {r.calls_cached} cached · ${r.cost_usd:.4f}", "",
              "| over | precision | recall | accuracy |", "|---|---|---|---|"]
@@ -113,7 +122,7 @@ def functional_md(job: "JobContext", bench: dict[str, Any], max_rows: int) -> st
     delta = "n/a" if pr.get("delta") is None else \
         f"{pr['delta']:+.2f} {ci}, permutation p = {pr.get('p_value')}"
     lines = [f"### skilleval functional_eval: {md(meta.get('skill_name', ''))}", "",
-             f"Run `{job.run_id}` · backend {md(job.backend.name)}/{md(job.backend.model)}", "",
+             _run(job), "",
              *([f"**Could not measure (exit 3): {md('; '.join(map(str, bench['flags'])), 600)}. "
                 "The figures below are not a measurement of the skill.**", ""] if bench.get("flags") else []),
              f"Pass-rate delta ({md(p)} − {md(b)}): {delta}", "",

@@ -218,6 +218,10 @@ def test_markdown_escapes_hostile_queries() -> None:
 
     out = md("a | b <script>alert(1)</script> `x` [l](http://e)\nnext")
     assert "<script>" not in out and "\\|" in out and "\n" not in out and "\\`" in out
+    # summary.md is also read with `cat` and in CI logs: control characters are written out
+    out = md("red \x1b[31mtext\x07 \u202eevil")
+    assert not any(ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 or c == "\u202e" for c in out), repr(out)
+    assert "x1b" in out and "u202e" in out
 
 
 def test_multirun_writes_every_report_and_ends_with_one_table(skilleval_cli) -> None:  # noqa: ANN001
@@ -226,6 +230,10 @@ def test_multirun_writes_every_report_and_ends_with_one_table(skilleval_cli) -> 
     schema = xmlschema.XMLSchema(str(XSD))
     junits = sorted(skilleval_cli.outputs.rglob("junit.xml"))
     assert len(junits) == 2 and len(list(skilleval_cli.outputs.rglob("summary.md"))) == 2
+    # each job's section (they append to one step summary) says which settings it ran
+    mds = sorted(p.read_text() for p in skilleval_cli.outputs.rglob("summary.md"))
+    assert [("threshold=0.3" in t, "threshold=0.7" in t) for t in mds] in (
+        [(True, False), (False, True)], [(False, True), (True, False)]), mds
     for j in junits:
         schema.validate(str(j))
     table = r.stdout[r.stdout.index("sweep "):]

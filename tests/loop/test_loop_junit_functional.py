@@ -41,7 +41,7 @@ def _bench() -> dict:
 
 
 JOB = SimpleNamespace(run_id="r1", sweep_id=None, experiment="functional_eval", summary={},
-                      backend=SimpleNamespace(name="stub", model="m"), cfg={"skill": "s"})
+                      backend=SimpleNamespace(name="stub", model="m"), cfg={"skill": "s"}, overrides=[])
 
 
 def test_an_insufficient_arm_is_an_error_in_junit_not_a_pass(tmp_path: Path) -> None:
