@@ -56,15 +56,18 @@ def sql_main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     import duckdb  # here, after --help: every verb and run imports this module
 
-    from skilleval.store.catalog import Store, resolve_root
+    from skilleval.store.catalog import Store, named_root
 
-    store = Store(resolve_root(args.store))
+    store = Store(named_root(args.store))
     try:
         result = store.query(args.query)
     except duckdb.Error as exc:
         views = ", ".join(store.tables()) or "none yet (run an experiment first)"
         first = str(exc).strip().splitlines()[0]
         raise UserError(f"SQL error: {first} (views: {views})") from None
+    if not result.num_columns:  # empty, a comment, or a statement with no rows to show
+        raise UserError("SQL: no query that returns rows (give a SELECT, e.g. "
+                        "\"select count(*) from trials\")")
     rows = result.to_pylist()
     cols = result.column_names
     if args.format == "json":

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import pyarrow as pa
 
+from skilleval.errors import UserError
 from skilleval.store import schema as schemas
 from skilleval.store.fs import StoreLocation, open_location
 from skilleval.store.health import is_read_failure, quarantine_unreadable
@@ -67,6 +68,16 @@ def resolve_root(root: str | os.PathLike[str] | None = None) -> Path | str:
     value = str(root or os.environ.get("SKILLEVAL_STORE") or DEFAULT_ROOT)
     loc = open_location(value) if "://" not in value or value.startswith("file://") else None
     return Path(loc.path) if loc is not None else value
+
+
+def named_root(arg: str | None) -> Path | str:
+    """`resolve_root` for a reading command's ``--store``: a local folder the user named must
+    exist (exit 2, "store not found"), where reading it would report an empty store and a
+    compaction would create it. The default store may not exist yet: that is "no runs yet"."""
+    root = resolve_root(arg)
+    if arg and isinstance(root, Path) and not root.is_dir():
+        raise UserError(f"--store {arg}: store not found" + (" (a file, not a folder)" if root.exists() else ""))
+    return root
 
 
 def local_dir(root: Path | str) -> Path:
@@ -195,7 +206,12 @@ class Store:
         return self._read(run)
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> pa.Table:
-        return self._read(lambda con: con.sql(sql, params=params or None).to_arrow_table())
+        """The rows of `sql`; a table with no columns for SQL that makes no relation (empty,
+        only a comment, a SET)."""
+        def run(con: duckdb.DuckDBPyConnection) -> pa.Table:
+            rel = con.sql(sql, params=params or None)
+            return pa.table({}) if rel is None else rel.to_arrow_table()
+        return self._read(run)
 
     def _read(self, fn: Callable[[duckdb.DuckDBPyConnection], pa.Table]) -> pa.Table:
         """Run `fn` on a fresh connection. List the parts again if a compaction deleted one

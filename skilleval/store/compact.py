@@ -180,7 +180,7 @@ class _lock:
 
 
 def compact_main(argv: list[str]) -> int:
-    from skilleval.store.catalog import Store, resolve_root
+    from skilleval.store.catalog import Store, named_root
 
     p = _Parser(prog="skilleval store compact", description=__doc__.split("\n\n")[0].replace("``", ""))
     p.add_argument("--store", help="store root or URL (default: $SKILLEVAL_STORE or the per-user store)")
@@ -192,7 +192,7 @@ def compact_main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     if args.target_rows < 2:
         raise UserError(f"skilleval store compact: --target-rows must be at least 2, got {args.target_rows}")
-    store = Store(resolve_root(args.store))
+    store = Store(named_root(args.store))
     report = compact(store.location, target_rows=args.target_rows, break_lock=args.break_lock)
     if args.format == "json":
         print(json.dumps([vars(t) for t in report.tables], indent=2))

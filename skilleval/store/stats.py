@@ -44,13 +44,13 @@ def store_stats(loc: StoreLocation) -> list[ViewStats]:
 
 
 def stats_main(argv: list[str]) -> int:
-    from skilleval.store.catalog import Store, resolve_root
+    from skilleval.store.catalog import Store, named_root
 
     p = _Parser(prog="skilleval store stats", description="Parts, rows and bytes per view of the store.")
     p.add_argument("--store", help="store root or URL (default: $SKILLEVAL_STORE or the per-user store)")
     p.add_argument("--format", choices=["table", "json"], default="table")
     args = p.parse_args(argv)
-    store = Store(resolve_root(args.store))
+    store = Store(named_root(args.store))
     stats = store_stats(store.location)
     if args.format == "json":
         print(json.dumps([asdict(s) for s in stats], indent=2))

@@ -79,6 +79,11 @@ CASES = {
     "bogus tool": ((*FUNCTIONAL, "functional.tools=[rm_rf]"), "'rm_rf'"),
     "error_rate=2": ((*TRIGGER, "backend.error_rate=2"), "backend.error_rate"),
     "distractors not a list": ((*TRIGGER, "distractors=notalist"), "distractors must be a list"),
+    "sql empty": (("sql", ""), "no query that returns rows"),
+    "sql only a comment": (("sql", "-- nothing"), "no query that returns rows"),
+    "sql --store missing": (("sql", "select 1", "--store", "{d}/no-store"), "store not found"),
+    "store stats --store a file": (("store", "stats", "--store", "{d}/a-file"), "(a file, not a folder)"),
+    "store compact --store missing": (("store", "compact", "--store", "{d}/no-store"), "store not found"),
     "package -o file": (("package", str(CSV_TIDY), "-o", "{d}/a-file"), "not a folder"),
     "package into itself": (("package", "{d}/p3", "-o", "{d}/p3"), "inside the skill folder"),
     "package symlink loop": (("package", "{d}/loop", "-o", "{d}/dist"), "symlink loop"),
@@ -119,6 +124,7 @@ def test_bad_input_is_one_line_exit_2_before_any_call(make_skilleval_cli, tmp_pa
     for table in ("trials", "executions", "queries"):
         assert not (cli.store / table).exists(), f"{table} written before the input was checked"
     assert not (files / "p3" / "p3.skill").exists()
+    assert not (files / "no-store").exists()  # a mistyped --store is not created
 
 
 def test_package_dot_names_the_folder(tmp_path: Path, skilleval_cli) -> None:
