@@ -333,7 +333,10 @@ def package_skill(path: str | Path, out_dir: str | Path | None = None) -> Path:
         raise UserError(f"-o {out_parent}: the archive {out} would be written inside the skill "
                         "folder it packages; choose a folder outside it")
     files = package_files(root)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file on the way (NotADirectoryError), no permission, ...
+        raise UserError(f"-o {out_parent}: cannot make the folder ({exc.strerror or exc})") from None
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         for f in files:
             info = zipfile.ZipInfo(f"{root.name}/{f.relative_to(root).as_posix()}", _ZIP_EPOCH)

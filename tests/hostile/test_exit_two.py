@@ -84,6 +84,7 @@ CASES = {
     "sql --store missing": (("sql", "select 1", "--store", "{d}/no-store"), "store not found"),
     "store stats --store a file": (("store", "stats", "--store", "{d}/a-file"), "(a file, not a folder)"),
     "store compact --store missing": (("store", "compact", "--store", "{d}/no-store"), "store not found"),
+    "package -o under a file": (("package", str(CSV_TIDY), "-o", "{d}/a-file/sub"), "cannot make the folder"),
     "package -o file": (("package", str(CSV_TIDY), "-o", "{d}/a-file"), "not a folder"),
     "package into itself": (("package", "{d}/p3", "-o", "{d}/p3"), "inside the skill folder"),
     "package symlink loop": (("package", "{d}/loop", "-o", "{d}/dist"), "symlink loop"),
