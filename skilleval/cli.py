@@ -78,9 +78,24 @@ def _hydra_main() -> None:
         # to the CLI's process (job_exit), which prints the line
         if not job_exit.record(code, error, job_num or 0) and error is not None:
             _report_line(error, job_num)
+            if job_num is not None:
+                _refused_job_row(cfg, job_num, code)
         _exit_codes.append(code)
 
     _run()
+
+
+def _refused_job_row(cfg: Any, job_num: int, code: int) -> None:
+    """A sweep job refused before it started has its row in the sweep's table too: without
+    it the table counted one job fewer and showed the swept value as shared by every job."""
+    from skilleval.app import _sweep_identity
+    from skilleval.sweep_table import FINISHED, JobOutcome
+
+    if any(j.job_num == job_num for j in FINISHED):  # it started: run_job recorded it
+        return
+    sweep_id, _, overrides, _ = _sweep_identity()
+    experiment = str((cfg.get("experiment") or {}).get("name", ""))
+    FINISHED.append(JobOutcome(job_num, "", sweep_id, experiment, f"refused (exit {code})", overrides))
 
 
 def _one_line(exc: BaseException) -> str:

@@ -34,3 +34,14 @@ def test_a_single_run_error_is_unchanged(skilleval_cli) -> None:
     r = skilleval_cli.run("+experiment=trigger_eval", "skill=${example:csv-tidy}", "trigger.runs=0",
                           check=2)
     assert _errors(r.stderr) == ["skilleval: error: trigger.runs must be >= 1, got 0"]
+
+
+def test_a_refused_job_has_its_row_in_the_sweep_table(skilleval_cli) -> None:
+    """The table listed only the jobs that started: "1 jobs", an empty "varied" column, and
+    the swept trigger.runs=3 shown as "same in every job"."""
+    r = skilleval_cli.run("-m", "+experiment=trigger_eval", "skill=${example:csv-tidy}",
+                          "trigger.runs=3,0", "progress=false", check=2)
+    table = " ".join(r.stdout[r.stdout.index("sweep "):].split())
+    assert ": 2 jobs" in table, table
+    assert "same in every job" not in table or "trigger.runs" not in table.split("same in every job")[1], table
+    assert "refused (exit 2)" in table and "trigger.runs=0" in table and "trigger.runs=3" in table, table
