@@ -43,9 +43,9 @@ class OptimizeSettings:
             if f.type in ("int", "float"):
                 setattr(s, f.name, checked_number(f"optimize.{f.name}", getattr(s, f.name),
                                                   int if f.type == "int" else float))
-        if s.candidates < 1 or s.max_iterations < 1 or s.patience < 1:
-            raise UserError("optimize.candidates, optimize.max_iterations and optimize.patience "
-                            "must be at least 1")
+        for key in ("candidates", "max_iterations", "patience"):
+            if getattr(s, key) < 1:
+                raise UserError(f"optimize.{key} must be at least 1, got {getattr(s, key)}")
         if s.prescreen_keep < 1:
             raise UserError(f"optimize.prescreen_keep must be at least 1, got {s.prescreen_keep}")
         if s.paired_test not in ("mcnemar", "sign"):

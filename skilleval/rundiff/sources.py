@@ -186,6 +186,11 @@ def from_file(path: Path) -> RunData:
         raise UserError(f"{path}: not readable JSON ({exc})") from None
     if isinstance(doc, dict) and isinstance(doc.get("results"), list):
         return _trigger_file(path, doc)
+    if isinstance(doc, dict) and "history" in doc and "best_description" in doc:
+        # its "runs" lists run ids, not benchmark runs: say what it is, not a KeyError
+        raise UserError(f"{path}: a trigger_opt results.json (an optimisation, not one measured "
+                        "run); give a trigger_eval or functional_eval run (its id, or its "
+                        "results.json / benchmark.json)")
     if isinstance(doc, dict) and isinstance(doc.get("runs"), list):
         return _benchmark_file(path, doc)
     raise UserError(f"{path}: neither a trigger results.json (a 'results' list) nor a "

@@ -25,6 +25,8 @@ def files(tmp_path_factory) -> Path:  # noqa: ANN001
     (d / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
     (d / "evals-nonutf.json").write_bytes(b'{"evals": [{"prompt": "caf\xe9"}]}')
     (d / "a-file").write_text("x")
+    (d / "opt-results.json").write_text(json.dumps({"history": [], "best_description": "x",
+                                                    "runs": ["20261202T000000-0123456789"]}))
     task = {"id": 1, "prompt": "Clean evals/files/contacts.csv and write outputs/contacts_clean.csv",
             "files": ["evals/files/contacts.csv"]}
     (d / "input-escapes.json").write_text(json.dumps({"evals": [{**task, "files": ["../../../../../etc/passwd"],
@@ -79,6 +81,12 @@ CASES = {
     "bogus tool": ((*FUNCTIONAL, "functional.tools=[rm_rf]"), "'rm_rf'"),
     "error_rate=2": ((*TRIGGER, "backend.error_rate=2"), "backend.error_rate"),
     "distractors not a list": ((*TRIGGER, "distractors=notalist"), "distractors must be a list"),
+    "optimize.candidates=0": (("+experiment=trigger_opt", "optimize.candidates=0"),
+                              "optimize.candidates must be at least 1, got 0"),
+    "optimize.max_iterations=-1": (("+experiment=trigger_opt", "optimize.max_iterations=-1"),
+                                   "optimize.max_iterations must be at least 1, got -1"),
+    "diff a trigger_opt results.json": (("diff", "{d}/opt-results.json", "{d}/opt-results.json"),
+                                        "a trigger_opt results.json"),
     "sql empty": (("sql", ""), "no query that returns rows"),
     "sql only a comment": (("sql", "-- nothing"), "no query that returns rows"),
     "sql --store missing": (("sql", "select 1", "--store", "{d}/no-store"), "store not found"),
