@@ -30,12 +30,13 @@ def shared_keys(a: list[Any], b: list[Any], what: str, common: bool,
                 notes: list[str]) -> list[Any]:
     """Keys present in both, in A's order; refuses unequal sets unless `common`."""
     sa, sb = set(a), set(b)
+    whats = "queries" if what == "query" else f"{what}s"
     if sa != sb:
         only_a, only_b = len(sa - sb), len(sb - sa)
         if not common:
-            raise UserError(f"the runs are over different {what}s ({only_a} only in A, {only_b} only "
+            raise UserError(f"the runs are over different {whats} ({only_a} only in A, {only_b} only "
                             f"in B, {len(sa & sb)} shared); pass --common to compare the shared ones")
-        notes.append(f"--common: comparing the {len(sa & sb)} shared {what}s "
+        notes.append(f"--common: comparing the {len(sa & sb)} shared {whats} "
                      f"({only_a} only in A and {only_b} only in B left out)")
     keys = [k for k in dict.fromkeys(a) if k in sb]
     if not keys:

@@ -98,9 +98,10 @@ def test_diff_refuses_different_eval_sets_unless_common(two_runs, tmp_path) -> N
     short.write_text(json.dumps(doc))
     r = cli.run("diff", str(a), str(short), check=2)
     assert r.stderr.count("\n") == 1 and "--common" in r.stderr and "Traceback" not in r.stderr
+    assert "over different queries (0 only in A" in r.stderr or "over different queries (3 only in A" in r.stderr, r.stderr
     out = json.loads(cli.run("diff", str(a), str(short), "--common", "--format", "json", check=0).stdout)
     assert out["compared"] == len(doc["results"])
-    assert any("17 shared" in n for n in out["notes"])
+    assert any("17 shared queries" in n for n in out["notes"])
 
 
 def test_diff_reads_skill_creator_results(two_runs, tmp_path) -> None:  # noqa: ANN001
