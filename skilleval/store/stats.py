@@ -60,7 +60,11 @@ def stats_main(argv: list[str]) -> int:
 
     # View names and counts fold rather than end in "…" on a narrow terminal (a lost digit lies).
     table = Table(Column("view", no_wrap=True), *(Column(h, overflow="fold") for h in (
-        "parts", "compacted", f"small (<{SMALL_ROWS:,} rows)", "rows", "bytes", "dead (awaiting delete)")))
+        "parts", "compacted", f"small (<{SMALL_ROWS:,} rows)", "rows written", "bytes",
+        "dead (awaiting delete)")),
+        # `sql`'s keyed views show each key once: a rerun's rows are written, not counted twice
+        caption="rows written: every row in the parts; `skilleval sql` shows each key's newest "
+                "(<view>_all: every row written)")
     for s in stats:
         table.add_row(s.view, f"{s.parts:,}", f"{s.compacted_parts:,}", f"{s.small_parts:,}",
                       f"{s.rows:,}", f"{s.bytes:,}", f"{s.dead_parts:,}")
