@@ -113,6 +113,11 @@ def _one_line(exc: BaseException) -> str:
             break
     if len(lines) > 1 and lines[1].lower().startswith("available options"):
         return f"{lines[0]} (valid: {', '.join(lines[2:])})"
+    lexer = re.match(r"LexerNoViableAltException: ([\w.+~@/-]+)=(.*)$", lines[0]) if lines else None
+    if lexer:  # e.g. gate.baseline=latest~1: the grammar reads ~ and friends, quotes pass them
+        key, value = lexer.groups()
+        return (f"{key}={value}: Hydra cannot parse this value; quote it, as in "
+                f"{key}='{value}' (inside the shell's own quotes: \"{key}='{value}'\")")
     return "; ".join(lines)
 
 
