@@ -174,6 +174,10 @@ def _file_description(md: Path) -> str | None:
     return value.strip() if isinstance(value, str) else None
 
 
+#: skill-creator: "SKILL.md body (ideally under 500 lines) loads on trigger"
+MAX_BODY_LINES = 500
+
+
 @dataclass(frozen=True)
 class Problem:
     level: str  # "error" | "warning"
@@ -183,9 +187,14 @@ class Problem:
 def validate_skill(path: str | Path) -> list[Problem]:
     """skill-creator's quick_validate rules, plus the gaps it leaves (see reference §12.1)."""
     md = skill_md_path(path)
-    fm, _ = split_frontmatter(_read_skill_md(md), md)
+    fm, body = split_frontmatter(_read_skill_md(md), md)
     problems: list[Problem] = []
     err = lambda m: problems.append(Problem("error", m))  # noqa: E731
+    lines = body.count("\n") + (not body.endswith("\n") and bool(body))
+    if lines > MAX_BODY_LINES:  # loaded whole on every trigger: skill-creator's guidance
+        problems.append(Problem("warning", f"the body is {lines:,} lines; skill-creator advises "
+                                           f"under {MAX_BODY_LINES} (it is loaded whole whenever "
+                                           "the skill triggers): move detail into files it links"))
     for key in sorted(set(fm) - ALLOWED_KEYS):
         if key in CLAUDE_CODE_KEYS:
             problems.append(Problem("warning", f"'{key}' is a Claude Code extension, not part of "

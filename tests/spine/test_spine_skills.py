@@ -92,6 +92,16 @@ def test_claude_code_keys_warn_not_fail(tmp_path: Path) -> None:
     assert any("'version'" in w for w in warnings)
 
 
+def test_a_body_past_500_lines_warns_not_fails(tmp_path: Path) -> None:
+    """skill-creator: the body loads whole on every trigger, ideally under 500 lines; a 200,000
+    line SKILL.md validated with no word."""
+    ok = write_skill(tmp_path, "short-body", body="line\n" * 500)
+    assert _warnings(ok) == []
+    d = write_skill(tmp_path, "long-body", body="line\n" * 501)
+    assert _errors(d) == []
+    assert [w for w in _warnings(d) if "501 lines" in w and "under 500" in w], _warnings(d)
+
+
 def test_validate_cli_exit_codes(tmp_path: Path, skilleval_cli) -> None:
     good = write_skill(tmp_path, "good-skill", "Tidy CSV files.")
     warned = write_skill(tmp_path, "warned-skill", frontmatter=(
