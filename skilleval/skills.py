@@ -190,7 +190,7 @@ def validate_skill(path: str | Path) -> list[Problem]:
     fm, body = split_frontmatter(_read_skill_md(md), md)
     problems: list[Problem] = []
     err = lambda m: problems.append(Problem("error", m))  # noqa: E731
-    lines = body.count("\n") + (not body.endswith("\n") and bool(body))
+    lines = len(body.splitlines())
     if lines > MAX_BODY_LINES:  # loaded whole on every trigger: skill-creator's guidance
         problems.append(Problem("warning", f"the body is {lines:,} lines; skill-creator advises "
                                            f"under {MAX_BODY_LINES} (it is loaded whole whenever "
