@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from types import SimpleNamespace
 
 REPO = Path(__file__).resolve().parents[1]
 WITHOUT_PANDAS = REPO / "tests" / "without_pandas"
@@ -95,3 +96,11 @@ def reset_sim(sim_server):  # noqa: ANN001, ANN201
                          retry_after_s=0.01, cache_min_tokens=1024, batch_delay_ms=100.0,
                          chunk_delay_ms=0.0, stream_cut_rate=0.0)
     return sim_server
+
+
+def report_job(**fields: object) -> SimpleNamespace:
+    """The few fields of a JobContext that the junit and markdown reporters read, for tests
+    that render a built benchmark without running a job."""
+    base = dict(run_id="r1", sweep_id=None, experiment="functional_eval", summary={},
+                backend=SimpleNamespace(name="stub", model="m"), cfg={"skill": "s"}, overrides=[])
+    return SimpleNamespace(**{**base, **fields})

@@ -7,7 +7,6 @@ summary.md never mentioned judge errors."""
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import xmlschema
 from junitparser import JUnitXml
@@ -15,6 +14,7 @@ from junitparser import JUnitXml
 from skilleval.functional.benchmark import build_benchmark
 from skilleval.reporting.junit import functional_suite
 from skilleval.reporting.markdown import functional_md
+from tests.shared_helpers import report_job
 
 XSD = Path(__file__).resolve().parents[1] / "ci" / "junit.xsd"
 
@@ -40,8 +40,7 @@ def _bench() -> dict:
     return build_benchmark(runs, {"skill_name": "s"}, "with_skill", "without_skill", n_boot=50, min_valid=2)
 
 
-JOB = SimpleNamespace(run_id="r1", sweep_id=None, experiment="functional_eval", summary={},
-                      backend=SimpleNamespace(name="stub", model="m"), cfg={"skill": "s"}, overrides=[])
+JOB = report_job()
 
 
 def test_an_insufficient_arm_is_an_error_in_junit_not_a_pass(tmp_path: Path) -> None:

@@ -100,10 +100,9 @@ def test_the_baseline_gate_uses_the_functional_confidence(skilleval_cli) -> None
 def test_markdown_and_junit_show_errored_executions_never_a_zero() -> None:
     """An eval whose every execution errored in one arm: the markdown summary crashed on its
     missing mean, and junit.xml had no testcase for it (the errors were invisible)."""
-    from types import SimpleNamespace
-
     from skilleval.reporting.junit import functional_suite
     from skilleval.reporting.markdown import functional_md
+    from tests.shared_helpers import report_job
 
     runs = [_run("x", "with_skill", 1, None, "error"), _run("x", "with_skill", 2, None, "timeout"),
             _run("x", "without_skill", 1, 0.5), _run("x", "without_skill", 2, 0.5),
@@ -113,8 +112,7 @@ def test_markdown_and_junit_show_errored_executions_never_a_zero() -> None:
         if r["status"] == "ok":
             r["result"].update(passed=int(r["result"]["pass_rate"] * 2), failed=2 - int(r["result"]["pass_rate"] * 2))
     b = build_benchmark(runs, {"skill_name": "s"}, "with_skill", "without_skill", n_boot=50)
-    job = SimpleNamespace(run_id="r1", sweep_id=None, experiment="functional_eval", summary={},
-                          backend=SimpleNamespace(name="stub", model="m"), cfg={"skill": "s"})
+    job = report_job()
     text = functional_md(job, b, 20)
     x = next(ln for ln in text.splitlines() if ln.startswith("| x |"))
     assert x == "| x | insufficient: 0 valid (2 errored) | 50% | n/a |"
