@@ -176,6 +176,10 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     _route_rich_broken_pipe()
     if args[:1] in (["--version"], ["-V"]):
+        if len(args) > 1:  # `--version extra` is a typo, not a request for the version
+            print(f"skilleval: error: {args[0]} takes no arguments, got {visible_line(' '.join(args[1:]))}",
+                  file=sys.stderr)
+            sys.exit(2)
         print(_version_text())
         return
     verbs = _verbs()

@@ -88,6 +88,7 @@ CASES = {
     "diff a trigger_opt results.json": (("diff", "{d}/opt-results.json", "{d}/opt-results.json"),
                                         "a trigger_opt results.json"),
     "unquoted latest~1": ((*TRIGGER, "gate.baseline=latest~1"), "quote it, as in gate.baseline='latest~1'"),
+    "--version with an argument": (("--version", "extra"), "--version takes no arguments, got extra"),
     "sql empty": (("sql", ""), "no query that returns rows"),
     "sql only a comment": (("sql", "-- nothing"), "no query that returns rows"),
     "sql --store missing": (("sql", "select 1", "--store", "{d}/no-store"), "store not found"),
