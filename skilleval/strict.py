@@ -94,9 +94,14 @@ def plugin_group_keys() -> dict[str, dict[str, set[str]]]:
 
 
 def _suggest(key: str, group: str, candidates: Iterable[str]) -> str:
-    close = difflib.get_close_matches(key, sorted(candidates), n=1, cutoff=0.5)
-    return f" (did you mean {group}.{close[0]}?)" if close else \
-        f" (valid: {', '.join(sorted(candidates))})"
+    """The closest key, and every valid one when the group is small: a close spelling may be
+    a different setting (gate.min_f1 is nearest to gate.min_delta, which is functional's)."""
+    names = sorted(candidates)
+    close = difflib.get_close_matches(key, names, n=1, cutoff=0.5)
+    valid = f"valid: {', '.join(names)}"
+    if not close:
+        return f" ({valid})"
+    return f" (did you mean {group}.{close[0]}?" + (f" {valid})" if len(names) <= 12 else ")")
 
 
 def check_overrides(args: list[str]) -> None:

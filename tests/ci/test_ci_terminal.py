@@ -99,6 +99,8 @@ def test_mistyped_key_gets_did_you_mean(skilleval_cli) -> None:  # noqa: ANN001
         with pytest.raises(UserError, match=f"did you mean {hint}\\?"):
             check_overrides(["+experiment=trigger_eval", arg])
     for arg, message in [("attribute.foo=1", r"unknown key attribute\.foo .*valid: bootstrap, exact_max"),
+                         # the nearest spelling may be another setting: the small group is listed
+                         ("gate.min_f1=0.5", r"did you mean gate\.min_delta\? valid: .*min_recall"),
                          ("+nosuch.key=1", r"unknown key nosuch\.key in '\+nosuch\.key=1'$"),
                          ("skill.x=1", r"skill takes one value")]:
         with pytest.raises(UserError, match=message):
