@@ -60,7 +60,7 @@ class Api:
             raise NotFound(f"run {run_id!r} recorded no workspace")
         root = functional_data.workspace_root(ws)
         path = contained([root], rel, root)
-        if not path.is_file():
+        if not path.is_file() or not functional_data.is_output_file(path, ws):
             raise NotFound(rel)
         return path
 

@@ -35,6 +35,18 @@ def workspace_root(iteration: Path) -> Path:
     return iteration.parent if re.fullmatch(r"iteration-\d+", iteration.name) else iteration
 
 
+def is_output_file(path: Path, iteration: Path) -> bool:
+    """Whether `path` (a file inside ``workspace_root(iteration)``) is a run's output, the only
+    files the pages link: under an ``outputs`` folder, and inside an ``iteration-N`` folder
+    when the root is the folder holding those. That folder may be any folder of the user's
+    (an import), so nothing else under it (``.ssh``, notes) is served."""
+    root = workspace_root(iteration)
+    parts = path.relative_to(root.resolve()).parts
+    if root != iteration and not (parts and re.fullmatch(r"iteration-\d+", parts[0])):
+        return False
+    return "outputs" in parts[:-1]
+
+
 def previous_iteration(iteration: Path) -> Path | None:
     m = re.fullmatch(r"iteration-(\d+)", iteration.name)
     if not m or int(m.group(1)) <= 1:

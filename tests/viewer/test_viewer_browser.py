@@ -111,6 +111,16 @@ def test_server_refuses_traversal_symlinks_and_foreign_hosts(viewer, viewer_env)
         code, body = _get(base + urllib.parse.quote(bad))
         assert code == 403, (bad, code, body)
         assert "root:" not in body
+    # only what the pages link: a run's outputs. The folder holding iteration-N may be any
+    # folder of the user's (an import), so its other files are not served, dotfiles included.
+    secret = viewer_env.workspace.parent / ".ssh" / "id_rsa"
+    secret.parent.mkdir(exist_ok=True)
+    secret.write_text("SECRETKEY")
+    beside = viewer_env.workspace / "notes.txt"
+    beside.write_text("SECRETKEY")
+    for bad in (".ssh/id_rsa", f"{viewer_env.workspace.name}/notes.txt"):
+        code, body = _get(base + urllib.parse.quote(bad))
+        assert code == 404 and "SECRETKEY" not in body, (bad, code, body)
     assert _get(viewer.url + "api/runs", Host="evil.example")[0] == 403
     req = urllib.request.Request(viewer.url + "api/feedback", method="POST", data=b'{"run":"x"}', headers={
         "Content-Type": "application/json", "Origin": "http://evil.example"})
