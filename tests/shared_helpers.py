@@ -104,3 +104,19 @@ def report_job(**fields: object) -> SimpleNamespace:
     base = dict(run_id="r1", sweep_id=None, experiment="functional_eval", summary={},
                 backend=SimpleNamespace(name="stub", model="m"), cfg={"skill": "s"}, overrides=[])
     return SimpleNamespace(**{**base, **fields})
+
+
+def raw_post(url: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, str]:
+    """A POST with exactly these headers (http.client adds no Content-Length of its own when
+    one is given), answered within 10 s or failed."""
+    import http.client
+    import urllib.parse
+
+    u = urllib.parse.urlsplit(url)
+    con = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    con.putrequest("POST", path, skip_accept_encoding=True)
+    for k, v in headers.items():
+        con.putheader(k, v)
+    con.endheaders(body)
+    r = con.getresponse()
+    return r.status, r.read().decode()

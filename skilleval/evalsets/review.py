@@ -26,6 +26,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from skilleval.browser import open_page
+from skilleval.local_http import BodyError, read_json_body
 from skilleval.domain import Skill
 from skilleval.errors import SkillevalError, UserError
 from skilleval.evalsets.coverage import coverage, query_clauses
@@ -140,15 +141,12 @@ def make_handler(state: ReviewState, port_ref: list[int]) -> type[BaseHTTPReques
                 return self._json(403, {"error": "missing or wrong review token"})
             if not self.headers.get("Content-Type", "").startswith("application/json"):
                 return self._json(415, {"error": "expected application/json"})
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_BODY:
-                return self._json(413, {"error": "body too large"})
             try:
-                body = json.loads(self.rfile.read(length) or b"null")
+                body = read_json_body(self.headers, self.rfile, MAX_BODY)
                 rows = body.get("rows") if isinstance(body, dict) else None
                 return self._json(200, state.save(rows))
-            except json.JSONDecodeError:
-                return self._json(400, {"error": "invalid JSON"})
+            except BodyError as exc:
+                return self._json(exc.status, {"error": str(exc)})
             except UserError as exc:
                 return self._json(400, {"error": str(exc)})
 

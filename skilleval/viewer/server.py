@@ -10,7 +10,6 @@ attachments with a sandbox CSP, so a hostile HTML or SVG output cannot run in ou
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -19,6 +18,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from skilleval.local_http import BodyError, read_json_body
 from skilleval.viewer import feedback
 from skilleval.viewer.api import Api, NotFound
 from skilleval.viewer.files import Refused, guess_mime
@@ -121,10 +121,8 @@ class Handler(BaseHTTPRequestHandler):
         if not (self.headers.get("Content-Type") or "").startswith("application/json"):
             return self._json(415, {"error": "send application/json"})
         try:
-            size = int(self.headers.get("Content-Length") or 0)
-            if size > MAX_BODY:
-                return self._json(413, {"error": "too large"})
-            body = json.loads(self.rfile.read(size) or b"{}")
+            body = read_json_body(self.headers, self.rfile, MAX_BODY)
+            body = {} if body is None else body
             if not isinstance(body, dict):
                 raise ValueError("expected an object")
             ws = self.server.api.workspace(str(body.get("run", "")))
@@ -144,6 +142,8 @@ class Handler(BaseHTTPRequestHandler):
                 feedback.submit(ws, sorted(ids))
                 return self._json(200, {"ok": True})
             return self._json(404, {"error": "not found"})
+        except BodyError as exc:
+            return self._json(exc.status, {"error": str(exc)})
         except feedback.Unreadable as exc:  # a person's file: refused, never overwritten
             return self._json(409, {"error": str(exc)})
         except (ValueError, OSError) as exc:

@@ -162,6 +162,23 @@ def test_writes_need_the_page_token_and_a_loopback_host(served) -> None:  # noqa
     assert set_path.read_bytes() == on_disk
 
 
+def test_bad_request_bodies_get_a_400_line_not_a_traceback(served) -> None:  # noqa: ANN001
+    """Content-Length "abc" dropped the connection with a traceback in the user's terminal,
+    "-1" read until the client closed (past the size cap), a non-UTF-8 body was a traceback."""
+    from tests.shared_helpers import raw_post
+
+    url, set_path, _ = served
+    on_disk = set_path.read_bytes()
+    token = json.loads(httpx.get(url).text.split('id="review-data">')[1].split("</script>")[0])["token"]
+    head = {"Host": url.split("//")[1].rstrip("/"), "Content-Type": "application/json",
+            "X-Review-Token": token}
+    for length, body, words in (("abc", b"{}", "whole number"), ("-1", b"{}", "whole number"),
+                                (None, b'{"rows":[{"query":"\xff","should_trigger":true}]}', "not UTF-8")):
+        status, text = raw_post(url, "/api/save", {**head, "Content-Length": length or str(len(body))}, body)
+        assert status == 400 and words in json.loads(text)["error"], (length, status, text)
+    assert set_path.read_bytes() == on_disk
+
+
 def test_review_bad_input_exits_2_before_serving(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN001
     skill = tmp_path / "s"
     shutil.copytree(REPO / "experiments" / "csv-tidy", skill)

@@ -121,6 +121,13 @@ def test_server_refuses_traversal_symlinks_and_foreign_hosts(viewer, viewer_env)
     for bad in (".ssh/id_rsa", f"{viewer_env.workspace.name}/notes.txt"):
         code, body = _get(base + urllib.parse.quote(bad))
         assert code == 404 and "SECRETKEY" not in body, (bad, code, body)
+    # a negative Content-Length read until the client closed, past the body cap
+    from tests.shared_helpers import raw_post
+
+    head = {"Host": viewer.url.split("//")[1].rstrip("/"), "Content-Type": "application/json"}
+    for length in ("-1", "abc"):
+        status, text = raw_post(viewer.url, "/api/feedback", {**head, "Content-Length": length}, b"{}")
+        assert status == 400 and "whole number" in text, (length, status, text)
     assert _get(viewer.url + "api/runs", Host="evil.example")[0] == 403
     req = urllib.request.Request(viewer.url + "api/feedback", method="POST", data=b'{"run":"x"}', headers={
         "Content-Type": "application/json", "Origin": "http://evil.example"})
