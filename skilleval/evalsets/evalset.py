@@ -132,15 +132,21 @@ def validate_rows(rows: Any, where: str = "eval set") -> list[dict[str, Any]]:
     if len(set(ids)) != len(ids):
         dup = next(x for x in ids if ids.count(x) > 1)
         raise UserError(f"{where}: duplicate id {dup!r}")
-    used = set(ids)
+    assign_ids(out)
+    return [_ordered(r) for r in out]
+
+
+def assign_ids(rows: list[dict[str, Any]]) -> None:
+    """Give each row without an ``id`` the first free ``qNNN``: never one a row already has,
+    so an unedited set saves again (an id made from the row's index could repeat one)."""
+    used = {r["id"] for r in rows if r.get("id")}
     n = 0
-    for r in out:
+    for r in rows:
         if not r.get("id"):
             while f"q{n:03d}" in used:
                 n += 1
             r["id"] = f"q{n:03d}"
             used.add(r["id"])
-    return [_ordered(r) for r in out]
 
 
 def _ordered(row: dict[str, Any]) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from skilleval.local_http import BodyError, read_json_body
 from skilleval.domain import Skill
 from skilleval.errors import SkillevalError, UserError
 from skilleval.evalsets.coverage import coverage, query_clauses
-from skilleval.evalsets.evalset import (backup, contained, default_backup_dir, read_rows, resolve_set_path,
+from skilleval.evalsets.evalset import (assign_ids, backup, contained, default_backup_dir, read_rows, resolve_set_path,
                                         validate_rows, write_rows)
 
 # img-src allows data: for the page's empty `<link rel="icon" href="data:,">` (without it,
@@ -57,8 +57,7 @@ class ReviewState:
 
     def load(self) -> list[dict[str, Any]]:
         rows = read_rows(self.set_path) if self.set_path.is_file() else []
-        for i, r in enumerate(rows):  # ids so coverage can point at rows
-            r.setdefault("id", f"q{i:03d}")
+        assign_ids(rows)  # ids so coverage can point at rows
         return rows
 
     def save(self, rows: Any) -> dict[str, Any]:

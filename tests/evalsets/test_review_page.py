@@ -192,3 +192,19 @@ def test_review_bad_input_exits_2_before_serving(tmp_path: Path, skilleval_cli) 
     proc = skilleval_cli.run("review-evals", str(skill), "--no-open", timeout=60)
     assert proc.returncode == 2 and "resolves outside the skill folder" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_set_with_some_ids_loads_with_unique_ids_and_saves_unedited(tmp_path: Path) -> None:
+    """Ids made from a row's index (q001 for row 1) repeated an id a row already had, so the
+    set the page loaded could not be saved: "duplicate id 'q001'", on an id no one can edit."""
+    from skilleval.evalsets.review import build_state
+
+    set_path = tmp_path / "set.json"
+    set_path.write_text(json.dumps([{"query": "dedupe this csv", "should_trigger": True, "id": "q001"},
+                                    {"query": "write a poem", "should_trigger": False},
+                                    {"query": "fix csv headers", "should_trigger": True}]))
+    state = build_state(set_path, backup_dir=tmp_path / "backups")
+    rows = state.load()
+    assert len({r["id"] for r in rows}) == 3 and rows[0]["id"] == "q001", rows
+    state.save(rows)
+    assert [r["id"] for r in json.loads(set_path.read_text())] == [r["id"] for r in rows]
