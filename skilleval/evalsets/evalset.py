@@ -13,10 +13,10 @@ import datetime as dt
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from skilleval.atomic import write_text_atomic
 from skilleval.datasets import DEFAULT_NAMES, SPLITS
 from skilleval.errors import UserError
 
@@ -158,14 +158,7 @@ def _ordered(row: dict[str, Any]) -> dict[str, Any]:
 def write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
     """Atomic write (temporary file + rename): a crash never leaves half a set."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
 
 
 def contained(path: Path, root: Path) -> Path:

@@ -20,11 +20,11 @@ import contextlib
 import datetime as dt
 import fcntl
 import json
-import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Iterable, Iterator
+
+from skilleval.atomic import write_text_atomic
 
 MAX_FEEDBACK = 20_000  # characters kept per review
 _lock = threading.Lock()
@@ -96,24 +96,15 @@ def _locked(workspace: Path) -> Iterator[None]:
 
 
 def _write(workspace: Path, data: dict[str, Any]) -> None:
-    path = workspace / "feedback.json"
-    fd, tmp = tempfile.mkstemp(dir=workspace, prefix=".feedback.json.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_text_atomic(workspace / "feedback.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+                      durable=True)
 
 
 def save(workspace: Path, run: str, text: str, base: str | None = None) -> dict[str, Any]:
     """Auto-save one run's feedback (empty text removes it). With `base` (the text this save was
     typed over), a stored text that is neither `base` nor `text` raises `Conflict`."""
-    text = text[:MAX_FEEDBACK]
+    if len(text) > MAX_FEEDBACK:  # refused, never cut short behind the person's back
+        raise ValueError(f"feedback is {len(text):,} characters; at most {MAX_FEEDBACK:,} per run")
     with _locked(workspace):
         data = read_for_update(workspace)
         if base is not None:

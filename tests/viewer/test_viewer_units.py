@@ -89,6 +89,34 @@ def test_feedback_json_in_skill_creator_format(tmp_path: Path) -> None:
         ("eval-0-with_skill-run-1", "header row duplicated"), ("eval-0-without_skill-run-1", "")]
 
 
+def test_saved_files_keep_their_mode_and_long_feedback_is_refused(tmp_path: Path) -> None:
+    """mkstemp made every saved file 0600 (an eval set or feedback.json lost its read bits), and
+    feedback past 20,000 characters was cut short with {"ok": true}."""
+    import os
+    import stat
+
+    from skilleval.evalsets.evalset import write_rows
+
+    fb = tmp_path / "feedback.json"
+    fb.write_text('{"reviews": [], "status": "in_progress"}')
+    os.chmod(fb, 0o644)
+    feedback.save(tmp_path, "eval-0-with_skill-run-1", "ok")
+    assert stat.S_IMODE(fb.stat().st_mode) == 0o644
+    rows = tmp_path / "set.json"
+    rows.write_text("[]")
+    os.chmod(rows, 0o640)
+    write_rows(rows, [{"query": "q", "should_trigger": True}])
+    assert stat.S_IMODE(rows.stat().st_mode) == 0o640
+    new = tmp_path / "new" / "set.json"
+    write_rows(new, [{"query": "q", "should_trigger": True}])
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(new.stat().st_mode) == 0o666 & ~umask
+    with pytest.raises(ValueError, match="at most 20,000"):
+        feedback.save(tmp_path, "eval-0-with_skill-run-1", "x" * 20_001)
+    assert json.loads(fb.read_text())["reviews"][0]["feedback"] == "ok"
+
+
 def test_script_json_cannot_close_its_block() -> None:
     text = str(script_json({"q": "</script><script>alert(1)</script>\u2028<!--", "n": float("nan")}))
     assert "<" not in text and ">" not in text and "\u2028" not in text

@@ -69,7 +69,7 @@
 
   function feedbackBox(run, r) {
     const status = h("span", { class: "muted" });
-    const box = h("textarea", { rows: 3, "aria-label": "feedback for " + r.review_id, placeholder: SE.static ? "feedback is given in `skilleval view`" : "feedback (saved as you type)" });
+    const box = h("textarea", { rows: 3, maxlength: 20000, "aria-label": "feedback for " + r.review_id, placeholder: SE.static ? "feedback is given in `skilleval view`" : "feedback (saved as you type)" });
     box.value = r.feedback || "";
     box.setAttribute("data-review", r.review_id);
     if (SE.static) { box.readOnly = true; return h("div", { class: "feedback" }, box); }
