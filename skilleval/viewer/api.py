@@ -12,6 +12,7 @@ The static report calls the same functions and embeds their answers, keyed by pa
 from __future__ import annotations
 
 import threading
+from datetime import datetime
 import time
 import urllib.parse
 from pathlib import Path
@@ -26,6 +27,10 @@ from skilleval.viewer.queries import RUN_ID, Queries
 
 class NotFound(LookupError):
     pass
+
+
+class BadRequest(ValueError):
+    """A request the API cannot read (a malformed parameter): 400, not a 500 with SQL in it."""
 
 
 class Api:
@@ -109,10 +114,18 @@ class Api:
         return run
 
     def page(self, run_id: str, name: str, params: dict[str, str]) -> Any:
+        if self.q.run(run_id) is None:  # a page of no run is not an empty live page
+            raise NotFound(run_id)
         if name == "trigger":
             return trigger_data.trigger_page(self.q, run_id)
         if name == "trials":
-            return trigger_data.trials(self.q, run_id, since=params.get("since") or None)
+            since = params.get("since") or None
+            if since is not None:
+                try:
+                    datetime.fromisoformat(since)
+                except ValueError:
+                    raise BadRequest(f"since={since[:40]!r} is not an ISO timestamp") from None
+            return trigger_data.trials(self.q, run_id, since=since)
         if name == "opt":
             return opt_data.opt_page(self.q, run_id)
         if name == "functional":
@@ -133,4 +146,4 @@ def _int(v: str | None, default: int) -> int:
         return default
 
 
-__all__ = ["Api", "NotFound", "Refused"]
+__all__ = ["Api", "BadRequest", "NotFound", "Refused"]

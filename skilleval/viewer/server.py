@@ -20,7 +20,7 @@ from typing import Any
 
 from skilleval.local_http import BodyError, read_json_body
 from skilleval.viewer import feedback
-from skilleval.viewer.api import Api, NotFound
+from skilleval.viewer.api import Api, BadRequest, NotFound
 from skilleval.viewer.files import Refused, guess_mime
 from skilleval.viewer.functional_data import discover_runs
 from skilleval.viewer.render import LIVE_CSP, SCRIPTS, STATIC, live_page, to_json
@@ -105,6 +105,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(403, {"error": str(exc)})
         except NotFound as exc:
             return self._json(404, {"error": f"not found: {exc}"})
+        except BadRequest as exc:
+            return self._json(400, {"error": str(exc)})
         except Exception as exc:  # noqa: BLE001 - one bad request must not stop the viewer
             return self._json(500, {"error": f"{type(exc).__name__}: {exc}"})
 

@@ -121,6 +121,15 @@ def test_server_refuses_traversal_symlinks_and_foreign_hosts(viewer, viewer_env)
     for bad in (".ssh/id_rsa", f"{viewer_env.workspace.name}/notes.txt"):
         code, body = _get(base + urllib.parse.quote(bad))
         assert code == 404 and "SECRETKEY" not in body, (bad, code, body)
+    # a malformed parameter is a 400 (it was a 500 with DuckDB's SQL in it), a page of a run
+    # that does not exist a 404 (it was an empty page marked live)
+    trig = viewer_env.runs["trigger_eval"]
+    first = json.loads(_get(viewer.url + f"api/run/{trig}/trials")[1])
+    assert _get(viewer.url + f"api/run/{trig}/trials?since=" + urllib.parse.quote(first["cursor"]))[0] == 200
+    code, body = _get(viewer.url + f"api/run/{trig}/trials?since=garbage")
+    assert code == 400 and "ISO timestamp" in body, (code, body)
+    for page_name in ("trigger", "functional"):
+        assert _get(viewer.url + f"api/run/20261202T000000-0123456789/{page_name}")[0] == 404
     # a negative Content-Length read until the client closed, past the body cap
     from tests.shared_helpers import raw_post
 
