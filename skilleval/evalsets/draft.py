@@ -145,10 +145,17 @@ def run_draft_evals(job: "JobContext") -> int:
     else:
         from skilleval.evalsets.offline import draft_offline
 
-        rows = draft_offline(skill, comps, settings.n, settings.positives, seed=int(job.cfg.get("seed") or 0))
+        seed = int(job.cfg.get("seed") or 0)
+        rows = draft_offline(skill, comps, settings.n, settings.positives, seed=seed)
         if len(rows) < settings.n:
+            # the count found is no advice: fewer queries ask for another balance, which finds
+            # fewer again (18 of 20, then 17 of 18); say the largest draft.n that is drafted whole
+            fits = next((n for n in range(len(rows), 1, -1) if len(draft_offline(
+                skill, comps, n, n // 2 if (job.cfg.get("draft") or {}).get("positives") is None
+                else min(settings.positives, n - 1), seed=seed)) >= n), None)
+            advice = f"draft.n={fits} drafts a whole set" if fits else "no draft.n drafts a whole set"
             raise UserError(f"{skill.path}: the offline drafter found material for only {len(rows)} of "
-                            f"{settings.n} queries; lower draft.n or use an LLM backend")
+                            f"{settings.n} queries; {advice}, or use an LLM backend")
     rows = validate_rows(rows, where="drafted set")
     saved = backup(replaced, skill.name) if replaced is not None else None
     write_rows(target, rows)

@@ -227,3 +227,19 @@ def test_review_hint_is_one_copyable_command(tmp_path: Path, skilleval_cli) -> N
     words = shlex.split(line[len("review: "):])
     assert words[:2] == ["skilleval", "review-evals"] and words[3] == "--skill", words
     assert Path(words[2]).is_file() and Path(words[4]) == skill, words
+
+
+def test_too_little_material_names_a_draft_n_that_works(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN001
+    """The refusal gave the count found ("18 of 20"); lowering draft.n to it asked for another
+    balance, which found fewer again ("17 of 18"). It now names a draft.n that drafts whole."""
+    import re
+
+    skill = tmp_path / "one"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: one\ndescription: Converts CSV files to JSON.\n---\nB\n")
+    r = skilleval_cli.run("+experiment=draft_evals", f"skill={skill}", "progress=false", check=2)
+    m = re.search(r"draft\.n=(\d+) drafts a whole set", r.stderr)
+    assert m, r.stderr
+    skilleval_cli.run("+experiment=draft_evals", f"skill={skill}", f"draft.n={m.group(1)}",
+                      "progress=false", check=0)
+    assert len(json.loads((skill / "evals" / "trigger_eval.json").read_text())) == int(m.group(1))
