@@ -71,6 +71,28 @@ def discover(root: Path) -> list[dict[str, Any]]:
     return found
 
 
+def unread_run_folders(runs: list[dict[str, Any]]) -> list[str]:
+    """Folders beside the runs `discover` found that look like runs (a grading.json or an
+    outputs/ folder) but are not read, e.g. ``run-a`` (not ``run-<number>``): an import that
+    dropped them without a word said "imported 8 of 8 runs"."""
+    found = {r["run_dir"] for r in runs}
+    configs = {r["run_dir"].parent if r["run_dir"].name.startswith("run-") else r["run_dir"] for r in runs}
+    evals = {r["eval_dir"] for r in runs}
+    unread = []
+    for ev in sorted(evals | {c.parent for c in configs}):
+        for cfg in (p for p in ev.iterdir() if p.is_dir() and p.name != "outputs"):
+            for d in (p for p in cfg.iterdir() if p.is_dir() and p.name != "outputs"):
+                if d not in found and cfg not in found and _is_run(d):
+                    unread.append(d.relative_to(ev.parent).as_posix())
+    bases = {ev.parent for ev in evals}
+    for base in sorted(bases):  # an eval folder none of whose runs was read
+        for ev in (p for p in base.iterdir() if p.is_dir() and p not in evals):
+            for d in ev.rglob("*"):
+                if d.is_dir() and not d.is_symlink() and _is_run(d) and d.name != "outputs":
+                    unread.append(d.relative_to(base).as_posix())
+    return sorted(set(unread))
+
+
 def _natural(p: Path) -> list[Any]:
     """eval-2 before eval-10 (skill-creator's plain string sort gets this wrong, B13)."""
     return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", p.name)]
@@ -194,7 +216,7 @@ def import_workspace(root: Path, store: Store, skill: str | None = None) -> dict
     return {"runs": len(exec_rows), "new_runs": len(new_e), "grades": len(grade_rows),
             "new_grades": len(new_g), "skipped_expectations": skipped,
             "run_id": written[-1] if written else None, "run_ids": written,
-            "skipped_files": sorted(set(files.skipped)),
+            "skipped_files": sorted(set(files.skipped)), "unread_runs": unread_run_folders(runs),
             "evals": len({r["eval_id"] for r in exec_rows}),
             "configurations": sorted({r["arm"] for r in exec_rows})}
 
@@ -255,6 +277,9 @@ def import_main(argv: list[str]) -> int:
           + (f"; {res['skipped_expectations']} expectation(s) without text skipped" if res["skipped_expectations"] else "")
           + (f"; skipped {len(res['skipped_files'])} path(s) that are not regular files inside the "
              f"workspace: {visible_line(', '.join(res['skipped_files'][:5]))}"
-             + (", ..." if len(res["skipped_files"]) > 5 else "") if res["skipped_files"] else ""),
+             + (", ..." if len(res["skipped_files"]) > 5 else "") if res["skipped_files"] else "")
+          + (f"; not read, as not named run-<number>: {len(res['unread_runs'])} folder(s) holding a "
+             f"run: {visible_line(', '.join(res['unread_runs'][:5]))}"
+             + (", ..." if len(res["unread_runs"]) > 5 else "") if res["unread_runs"] else ""),
           file=sys.stderr)
     return 0

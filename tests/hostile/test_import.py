@@ -77,3 +77,16 @@ def test_malformed_workspace_records_are_one_line_exit_2(skilleval_cli, tmp_path
     line = one_line_error(r, 2)
     assert name in line
     assert not (skilleval_cli.store / "executions").exists()
+
+
+def test_a_run_folder_not_named_run_n_is_reported_not_dropped(skilleval_cli, tmp_path: Path) -> None:
+    """eval-5/with_skill/run-a was read by no layout: the import said "imported 1 of 1 runs"
+    and eval-5 appeared nowhere."""
+    ws = tmp_path / "ws"
+    (_run_dir(ws) / "grading.json").write_text(json.dumps(GOOD))
+    odd = ws / "eval-5" / "with_skill" / "run-a"
+    (odd / "outputs").mkdir(parents=True)
+    (odd / "grading.json").write_text(json.dumps(GOOD))
+    r = skilleval_cli.run("import", str(ws))
+    assert r.returncode == 0, r.stderr
+    assert "not named run-<number>" in r.stderr and "eval-5/with_skill/run-a" in r.stderr, r.stderr
