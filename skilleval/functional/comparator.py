@@ -208,7 +208,10 @@ async def compare_async(job: "JobContext") -> int:
     pc, p = summary["position_consistency"], summary["sign_test_p"]
     job.out.print(f"position consistency: {'n/a' if pc is None else f'{pc:.0%}'} (orders agreed); "
                   f"sign test over evals p = {'n/a' if p is None else f'{p:.3g}'}; judge errors: {summary['judge_errors']}")
-    job.console.print(f"comparisons and analysis.json: {safe(summary['workspace'])}")
+    # the files are per eval: say where, and why an eval may have no analysis
+    job.console.print(f"comparisons: {safe(summary['workspace'])}/eval-*/comparison-N.json; "
+                      f"analysis.json in {summary['analyses']} of {len(summary['per_eval'])} eval "
+                      "folders (an eval where neither arm won a pair has none)", soft_wrap=True)
     job.summary.update(summary)
     if summary["pairs"] and not summary["judged"]:
         raise HarnessError("every comparison failed: the comparator produced no valid verdict")

@@ -137,6 +137,9 @@ def test_blind_compare_both_orders(cli) -> None:
         assert c["winner"] == letter, f
     analyses = list(cli.outputs.rglob("analysis.json"))
     assert analyses and "improvement_suggestions" in json.loads(analyses[0].read_text())
+    # the line says where they are and how many there are (it named one folder holding none)
+    said = " ".join(p.stderr.split()) + " " + " ".join(p.stdout.split())
+    assert f"analysis.json in {len(analyses)} of " in said and "eval-*/comparison-N.json" in said, said
 
 
 @pytest.fixture
