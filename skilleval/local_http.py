@@ -36,3 +36,10 @@ def read_json_body(headers: Message, rfile: BinaryIO, max_bytes: int) -> Any:
         raise BodyError(400, "the body is not UTF-8") from None
     except json.JSONDecodeError as exc:
         raise BodyError(400, f"invalid JSON ({exc.msg} at character {exc.pos})") from None
+
+
+def origin_ok(headers: Message, port: int) -> bool:
+    """A write's ``Origin``, when the browser sends one, must be this page's own: scheme, host
+    and port (comparing the host name alone let another local server's page write here)."""
+    origin = headers.get("Origin")
+    return origin is None or origin in (f"http://127.0.0.1:{port}", f"http://localhost:{port}")

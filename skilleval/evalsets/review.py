@@ -26,7 +26,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from skilleval.browser import open_page
-from skilleval.local_http import BodyError, read_json_body
+from skilleval.local_http import BodyError, origin_ok, read_json_body
 from skilleval.domain import Skill
 from skilleval.errors import SkillevalError, UserError
 from skilleval.evalsets.coverage import coverage, query_clauses
@@ -138,6 +138,8 @@ def make_handler(state: ReviewState, port_ref: list[int]) -> type[BaseHTTPReques
                 return self._json(404, {"error": "not found"})
             if not secrets.compare_digest(self.headers.get("X-Review-Token", ""), state.token):
                 return self._json(403, {"error": "missing or wrong review token"})
+            if not origin_ok(self.headers, port_ref[0]):
+                return self._json(403, {"error": "cross-origin request refused"})
             if not self.headers.get("Content-Type", "").startswith("application/json"):
                 return self._json(415, {"error": "expected application/json"})
             try:

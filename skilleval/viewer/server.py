@@ -18,7 +18,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from skilleval.local_http import BodyError, read_json_body
+from skilleval.local_http import BodyError, origin_ok, read_json_body
 from skilleval.viewer import feedback
 from skilleval.viewer.api import Api, BadRequest, NotFound
 from skilleval.viewer.files import Refused, guess_mime
@@ -117,8 +117,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         if not self._host_ok():
             return self._json(403, {"error": "bad Host header"})
-        origin = self.headers.get("Origin")
-        if origin and urllib.parse.urlsplit(origin).hostname not in ("127.0.0.1", "localhost"):
+        if not origin_ok(self.headers, self.server.server_address[1]):
             return self._json(403, {"error": "cross-origin request refused"})
         if not (self.headers.get("Content-Type") or "").startswith("application/json"):
             return self._json(415, {"error": "send application/json"})

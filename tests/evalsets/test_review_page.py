@@ -176,6 +176,9 @@ def test_bad_request_bodies_get_a_400_line_not_a_traceback(served) -> None:  # n
                                 (None, b'{"rows":[{"query":"\xff","should_trigger":true}]}', "not UTF-8")):
         status, text = raw_post(url, "/api/save", {**head, "Content-Length": length or str(len(body))}, body)
         assert status == 400 and words in json.loads(text)["error"], (length, status, text)
+    # a save that carries another page's Origin is refused, token or not
+    status, text = raw_post(url, "/api/save", {**head, "Origin": "http://evil.example", "Content-Length": "2"}, b"{}")
+    assert status == 403 and "cross-origin" in text, (status, text)
     assert set_path.read_bytes() == on_disk
 
 

@@ -137,6 +137,10 @@ def test_server_refuses_traversal_symlinks_and_foreign_hosts(viewer, viewer_env)
     for length in ("-1", "abc"):
         status, text = raw_post(viewer.url, "/api/feedback", {**head, "Content-Length": length}, b"{}")
         assert status == 400 and "whole number" in text, (length, status, text)
+    # the Origin is compared whole: another local server's page is another origin
+    status, _ = raw_post(viewer.url, "/api/feedback", {**head, "Origin": "http://localhost:9999",
+                                                       "Content-Length": "2"}, b"{}")
+    assert status == 403
     assert _get(viewer.url + "api/runs", Host="evil.example")[0] == 403
     req = urllib.request.Request(viewer.url + "api/feedback", method="POST", data=b'{"run":"x"}', headers={
         "Content-Type": "application/json", "Origin": "http://evil.example"})
