@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -74,23 +75,19 @@ def discover(root: Path) -> list[dict[str, Any]]:
 def unread_run_folders(runs: list[dict[str, Any]]) -> list[str]:
     """Folders beside the runs `discover` found that look like runs (a grading.json or an
     outputs/ folder) but are not read, e.g. ``run-a`` (not ``run-<number>``): an import that
-    dropped them without a word said "imported 8 of 8 runs"."""
+    dropped them without a word said "imported 8 of 8 runs". The walk follows no symlink (a
+    hostile workspace may link to /)."""
     found = {r["run_dir"] for r in runs}
-    configs = {r["run_dir"].parent if r["run_dir"].name.startswith("run-") else r["run_dir"] for r in runs}
-    evals = {r["eval_dir"] for r in runs}
     unread = []
-    for ev in sorted(evals | {c.parent for c in configs}):
-        for cfg in (p for p in ev.iterdir() if p.is_dir() and p.name != "outputs"):
-            for d in (p for p in cfg.iterdir() if p.is_dir() and p.name != "outputs"):
-                if d not in found and cfg not in found and _is_run(d):
-                    unread.append(d.relative_to(ev.parent).as_posix())
-    bases = {ev.parent for ev in evals}
-    for base in sorted(bases):  # an eval folder none of whose runs was read
-        for ev in (p for p in base.iterdir() if p.is_dir() and p not in evals):
-            for d in ev.rglob("*"):
-                if d.is_dir() and not d.is_symlink() and _is_run(d) and d.name != "outputs":
-                    unread.append(d.relative_to(base).as_posix())
-    return sorted(set(unread))
+    for base in sorted({r["eval_dir"].parent for r in runs}):
+        for dirpath, dirnames, _ in os.walk(base):
+            d = Path(dirpath)
+            if d in found or d.name == "outputs":
+                dirnames.clear()  # a read run's insides are its own
+            elif d != base and _is_run(d) and not any(d in f.parents for f in found):
+                unread.append(d.relative_to(base).as_posix())
+                dirnames.clear()
+    return sorted(unread)
 
 
 def _natural(p: Path) -> list[Any]:
