@@ -213,7 +213,7 @@ class JobContext:
             self._progress = None
 
 
-def _sweep_identity() -> tuple[str, int, list[str], Path]:
+def sweep_identity() -> tuple[str, int, list[str], Path]:
     from hydra.core.hydra_config import HydraConfig
 
     hc = HydraConfig.get()
@@ -246,7 +246,7 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     check_job_config(cfg)  # before the store opens or any call is made
     check_skill_folders(cfg)
     run_id = new_run_id()
-    sweep_id, job_num, overrides, output_dir = _sweep_identity()
+    sweep_id, job_num, overrides, output_dir = sweep_identity()
     sweep_id = sweep_id or run_id
     from skilleval.store.catalog import Store
     from skilleval.store.pandas_probe import skip_pandas_probe

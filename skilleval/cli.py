@@ -88,12 +88,12 @@ def _hydra_main() -> None:
 def _refused_job_row(cfg: Any, job_num: int, code: int) -> None:
     """A sweep job refused before it started has its row in the sweep's table too: without
     it the table counted one job fewer and showed the swept value as shared by every job."""
-    from skilleval.app import _sweep_identity
+    from skilleval.app import sweep_identity
     from skilleval.sweep_table import FINISHED, JobOutcome
 
     if any(j.job_num == job_num for j in FINISHED):  # it started: run_job recorded it
         return
-    sweep_id, _, overrides, _ = _sweep_identity()
+    sweep_id, _, overrides, _ = sweep_identity()
     experiment = str((cfg.get("experiment") or {}).get("name", ""))
     FINISHED.append(JobOutcome(job_num, "", sweep_id, experiment, f"refused (exit {code})", overrides))
 

@@ -150,9 +150,12 @@ def run_draft_evals(job: "JobContext") -> int:
         if len(rows) < settings.n:
             # the count found is no advice: fewer queries ask for another balance, which finds
             # fewer again (18 of 20, then 17 of 18); say the largest draft.n that is drafted whole
-            fits = next((n for n in range(len(rows), 1, -1) if len(draft_offline(
-                skill, comps, n, n // 2 if (job.cfg.get("draft") or {}).get("positives") is None
-                else min(settings.positives, n - 1), seed=seed)) >= n), None)
+            explicit = (job.cfg.get("draft") or {}).get("positives") is not None
+
+            def whole(n: int) -> bool:  # positives as DraftSettings gives them for draft.n=n
+                pos = min(settings.positives, n - 1) if explicit else n // 2
+                return len(draft_offline(skill, comps, n, pos, seed=seed)) >= n
+            fits = next((n for n in range(len(rows), 1, -1) if whole(n)), None)
             advice = f"draft.n={fits} drafts a whole set" if fits else "no draft.n drafts a whole set"
             raise UserError(f"{skill.path}: the offline drafter found material for only {len(rows)} of "
                             f"{settings.n} queries; {advice}, or use an LLM backend")

@@ -26,12 +26,12 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from skilleval.browser import open_page
-from skilleval.local_http import BodyError, origin_ok, read_json_body
 from skilleval.domain import Skill
 from skilleval.errors import SkillevalError, UserError
 from skilleval.evalsets.coverage import coverage, query_clauses
 from skilleval.evalsets.evalset import (assign_ids, backup, contained, default_backup_dir, read_rows, resolve_set_path,
                                         validate_rows, write_rows)
+from skilleval.local_http import BodyError, origin_ok, read_json_body
 
 # img-src allows data: for the page's empty `<link rel="icon" href="data:,">` (without it,
 # chromium asks for /favicon.ico and logs the 404 as a console error); the page shows no images.

@@ -62,7 +62,7 @@ class SweepSummary:
 
 
 def sweep_id_of(sweep_dir: str | Path) -> str:
-    """The id `app._sweep_identity` gives the jobs of the sweep writing into `sweep_dir`."""
+    """The id `app.sweep_identity` gives the jobs of the sweep writing into `sweep_dir`."""
     return hashlib.sha256(str(Path(sweep_dir).resolve()).encode()).hexdigest()[:16]
 
 

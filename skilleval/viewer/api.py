@@ -12,9 +12,9 @@ The static report calls the same functions and embeds their answers, keyed by pa
 from __future__ import annotations
 
 import threading
-from datetime import datetime
 import time
 import urllib.parse
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
