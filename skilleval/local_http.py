@@ -1,6 +1,10 @@
-"""The JSON body of a POST to one of skilleval's loopback pages (`view`, `review-evals`).
+"""What skilleval's two loopback pages (`view`, `review-evals`) share: the headers every answer
+carries, and the reading of a POST's JSON body.
 
-Both servers are `http.server` handlers, and `http.server` leaves the body to the handler.
+Both servers are `http.server` handlers. `HardenedHandler` puts the page's CSP and the
+security headers on every answer, including the error pages `http.server` writes itself
+(``send_error``: 400 for a malformed request line, 414, 501 for an unknown method, 505),
+which the handlers' own ``_send`` never saw. `http.server` leaves the body to the handler.
 Why a shared reader: each handler read ``int(Content-Length)`` bytes itself, so a header of
 ``abc`` was a traceback with no answer, ``-1`` read until the client closed (past the size
 cap) and a body that was not UTF-8 a traceback in `review-evals`. Every such request is now a
@@ -10,7 +14,34 @@ from __future__ import annotations
 
 import json
 from email.message import Message
+from http.server import BaseHTTPRequestHandler
 from typing import Any, BinaryIO
+
+#: sent on every answer unless the answer names its own value (a recorded file's sandbox CSP)
+SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
+                    "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
+
+
+class HardenedHandler(BaseHTTPRequestHandler):
+    """A handler whose every answer carries ``csp`` and `SECURITY_HEADERS`: a header the
+    answer sends itself wins, the rest are added at ``end_headers``."""
+
+    csp = "default-src 'none'; frame-ancestors 'none'"
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self._named: set[str] = set()
+        super().send_response(code, message)
+
+    def send_header(self, keyword: str, value: str) -> None:
+        getattr(self, "_named", set()).add(keyword.lower())
+        super().send_header(keyword, value)
+
+    def end_headers(self) -> None:
+        named = getattr(self, "_named", set())
+        for keyword, value in {"Content-Security-Policy": self.csp, **SECURITY_HEADERS}.items():
+            if keyword.lower() not in named:
+                super().send_header(keyword, value)
+        super().end_headers()
 
 
 class BodyError(Exception):

@@ -120,3 +120,27 @@ def raw_post(url: str, path: str, headers: dict[str, str], body: bytes) -> tuple
     con.endheaders(body)
     r = con.getresponse()
     return r.status, r.read().decode()
+
+
+def raw_request_headers(url: str, request: bytes) -> tuple[int, dict[str, str]]:
+    """Send these exact bytes to the server at ``url`` and return the answer's status and
+    headers (lower-cased names): for requests no HTTP client will send, such as a malformed
+    request line or an unknown method, which `http.server` answers itself."""
+    import socket
+    import urllib.parse
+
+    u = urllib.parse.urlsplit(url)
+    with socket.create_connection((u.hostname, u.port), timeout=10) as sock:
+        sock.sendall(request)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    head = data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+    headers = {}
+    for line in head[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return int(head[0].split()[1]), headers

@@ -31,7 +31,7 @@ from skilleval.errors import SkillevalError, UserError
 from skilleval.evalsets.coverage import coverage, query_clauses
 from skilleval.evalsets.evalset import (assign_ids, backup, contained, default_backup_dir, read_rows, resolve_set_path,
                                         validate_rows, write_rows)
-from skilleval.local_http import BodyError, origin_ok, read_json_body
+from skilleval.local_http import BodyError, HardenedHandler, origin_ok, read_json_body
 
 # img-src allows data: for the page's empty `<link rel="icon" href="data:,">` (without it,
 # chromium asks for /favicon.ico and logs the 404 as a console error); the page shows no images.
@@ -84,8 +84,9 @@ def _env() -> Environment:
 def make_handler(state: ReviewState, port_ref: list[int]) -> type[BaseHTTPRequestHandler]:
     env = _env()
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(HardenedHandler):
         server_version = "skilleval-review"
+        csp = CSP
 
         def log_message(self, fmt: str, *args: Any) -> None:  # quiet; errors go to the page
             return
@@ -94,10 +95,6 @@ def make_handler(state: ReviewState, port_ref: list[int]) -> type[BaseHTTPReques
             self.send_response(code)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body)))
-            self.send_header("Content-Security-Policy", CSP)
-            self.send_header("X-Content-Type-Options", "nosniff")
-            self.send_header("Referrer-Policy", "no-referrer")
-            self.send_header("Cache-Control", "no-store")
             self.end_headers()
             self.wfile.write(body)
 

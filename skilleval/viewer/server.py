@@ -15,10 +15,10 @@ import shutil
 import sys
 import threading
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
-from skilleval.local_http import BodyError, origin_ok, read_json_body
+from skilleval.local_http import BodyError, HardenedHandler, origin_ok, read_json_body
 from skilleval.viewer import feedback
 from skilleval.viewer.api import Api, BadRequest, NotFound
 from skilleval.viewer.files import Refused, guess_mime
@@ -30,9 +30,10 @@ MAX_BODY = 1_000_000
 _ASSETS = {*SCRIPTS, "app.css"}
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(HardenedHandler):
     server: "ViewerServer"
     protocol_version = "HTTP/1.1"
+    csp = LIVE_CSP + "; frame-ancestors 'none'"
 
     def log_message(self, fmt: str, *args: Any) -> None:  # quiet: the terminal is the user's
         return
@@ -43,11 +44,6 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(code)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Content-Security-Policy", LIVE_CSP + "; frame-ancestors 'none'")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
-        self.send_header("X-Frame-Options", "DENY")
-        self.send_header("Cache-Control", "no-store")
         for k, v in (extra or {}).items():
             self.send_header(k, v)
         self.end_headers()
@@ -62,8 +58,6 @@ class Handler(BaseHTTPRequestHandler):
             self.send_response(200)
             for k, v in (("Content-Type", guess_mime(path)), ("Content-Length", str(size)),
                          ("Content-Security-Policy", "sandbox; default-src 'none'"),
-                         ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
-                         ("X-Frame-Options", "DENY"), ("Cache-Control", "no-store"),
                          ("Content-Disposition", f"attachment; filename*=UTF-8''{name}")):
                 self.send_header(k, v)
             self.end_headers()

@@ -162,6 +162,18 @@ def test_writes_need_the_page_token_and_a_loopback_host(served) -> None:  # noqa
     assert set_path.read_bytes() == on_disk
 
 
+def test_error_pages_http_server_writes_itself_carry_the_csp(served) -> None:  # noqa: ANN001
+    """http.server's own error pages (an unknown method: 501) carried no CSP or nosniff."""
+    from tests.shared_helpers import raw_request_headers
+
+    url = served[0]
+    host = url.split("//")[1].rstrip("/").encode()
+    code, headers = raw_request_headers(url, b"PUT / HTTP/1.1\r\nHost: " + host + b"\r\n\r\n")
+    assert code == 501
+    assert "frame-ancestors 'none'" in headers.get("content-security-policy", ""), headers
+    assert headers.get("x-content-type-options") == "nosniff", headers
+
+
 def test_bad_request_bodies_get_a_400_line_not_a_traceback(served) -> None:  # noqa: ANN001
     """Content-Length "abc" dropped the connection with a traceback in the user's terminal,
     "-1" read until the client closed (past the size cap), a non-UTF-8 body was a traceback."""

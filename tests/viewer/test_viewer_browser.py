@@ -102,6 +102,21 @@ def test_hostile_output_files_are_text_and_runs_nothing(viewer, viewer_env, page
     assert page.errors == []
 
 
+def test_error_pages_http_server_writes_itself_carry_the_csp(viewer) -> None:
+    """An unknown method (501) and a request line past http.server's limit (414) are answered
+    by its send_error, which sent no CSP or nosniff. (Errors before the version is read are
+    written HTTP/0.9 style, with no headers at all.)"""
+    from tests.shared_helpers import raw_request_headers
+
+    host = viewer.url.split("//")[1].rstrip("/").encode()
+    for request, status in ((b"PUT / HTTP/1.1\r\nHost: " + host + b"\r\n\r\n", 501),
+                            (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", 414)):
+        code, headers = raw_request_headers(viewer.url, request)
+        assert code == status, (status, code)
+        assert headers.get("content-security-policy", "").startswith("default-src 'none'"), (status, headers)
+        assert headers.get("x-content-type-options") == "nosniff", (status, headers)
+
+
 def test_server_refuses_traversal_symlinks_and_foreign_hosts(viewer, viewer_env) -> None:
     rid = viewer_env.runs["functional_eval"]
     base = viewer.url + "api/file?run=" + rid + "&path="
