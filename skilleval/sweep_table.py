@@ -42,6 +42,8 @@ def _gates(summary: dict[str, Any]) -> str:
     gates = summary.get("gates")
     if not gates:
         return ""
+    if not all(g.get("checked", True) for g in gates):  # e.g. a budget stop: never "passed"
+        return "not checked"
     failed = sum(not g["passed"] for g in gates)
     return f"{failed} failed" if failed else "passed"
 

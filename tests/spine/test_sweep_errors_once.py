@@ -45,3 +45,13 @@ def test_a_refused_job_has_its_row_in_the_sweep_table(skilleval_cli) -> None:
     assert ": 2 jobs" in table, table
     assert "same in every job" not in table or "trigger.runs" not in table.split("same in every job")[1], table
     assert "refused (exit 2)" in table and "trigger.runs=0" in table and "trigger.runs=3" in table, table
+
+
+def test_sweep_table_says_not_checked_for_a_budget_stopped_job(skilleval_cli) -> None:
+    """A job stopped by the budget printed "gates not checked", and its row in the sweep table
+    said "passed" (the table counted failed gates only)."""
+    r = skilleval_cli.run("-m", "+experiment=trigger_eval", "skill=${example:csv-tidy}", "trigger.runs=1,3",
+                          "budget.max_calls=25", "gate.min_recall=0.5", "progress=false", check=4)
+    rows = {ln.split("│")[1].strip(): ln for ln in r.stdout[r.stdout.index("sweep "):].splitlines()
+            if ln.startswith("│")}
+    assert "budget_stopped" in rows["1"] and "not checked" in rows["1"] and "passed" not in rows["1"], rows
