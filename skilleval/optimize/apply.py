@@ -12,9 +12,10 @@ differs from the skill name, ...) are caught by `preflight` before the first cal
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from skilleval.domain import Skill
+from skilleval.domain import Skill, TriggerCase
 from skilleval.errors import HarnessError, UserError
 from skilleval.optimize.selection import verdicts_under_both
 from skilleval.skills import skill_md_path, validate_skill, write_description
@@ -30,6 +31,11 @@ def preflight(job: "JobContext", skill: Skill) -> None:
     and safely: the loop must start from SKILL.md's own description (with ``description=`` or
     a variant, a winner was never compared with it), and the backup (in the run's folder)
     must land outside the skill folder."""
+    if job.sweep_id != job.run_id:  # a single run is its own sweep (app.run_job)
+        raise UserError("optimize.apply=true in a sweep (-m): each job would write SKILL.md, so "
+                        "the next job would start from the last one's winner (and parallel "
+                        "launchers would race); sweep without apply, then run the chosen "
+                        "settings once with optimize.apply=true")
     if job.variant is not None and job.variant.description is not None:
         what = "description=…" if job.variant.name == "description" else f"variant={job.variant.name}"
         raise UserError(f"optimize.apply=true with {what}: the loop would start from that "
@@ -45,6 +51,16 @@ def preflight(job: "JobContext", skill: Skill) -> None:
     if errors:
         raise UserError(f"optimize.apply=true: {skill_md_path(skill.path)}: {errors[0].message}; "
                         "fix it first (the optimised description could not be written back)")
+
+
+def preflight_split(job: "JobContext", cases: Sequence[TriggerCase]) -> None:
+    """Exit 2 before any call when the split has no test queries: `refusal` would keep SKILL.md
+    after the whole paid loop (the best is only written once the held-out test has checked it)."""
+    split = job.build("splitter", job.cfg.splitter).split(cases)
+    if not split.test:
+        raise UserError(f"optimize.apply=true: splitter={job.cfg.splitter.get('name')} leaves no test "
+                        "queries, and a description is written only after the held-out test has "
+                        "checked it; use splitter=stratified or holdout, or drop optimize.apply")
 
 
 def refusal(state: "LoopState", tests: dict[str, Any], partial_test: bool) -> str | None:

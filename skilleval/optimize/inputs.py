@@ -22,6 +22,10 @@ def opt_inputs(job: "JobContext", opt: OptimizeSettings) -> tuple[Skill, list[Tr
         preflight(job, skill)
     cases = job.load_cases(skill)
     check_two_classes(cases, f"the eval set {job.cases_path(skill)}")
+    if opt.apply:
+        from skilleval.optimize.apply import preflight_split
+
+        preflight_split(job, cases)
     return skill, cases
 
 

@@ -97,6 +97,15 @@ def test_apply_refuses_what_it_could_not_write_back_safely_before_any_call(cli, 
     line = _one_error_line(cli.run("+experiment=trigger_opt", f"skill={skill}", "optimize.apply=true",
                                    f"hydra.run.dir={skill}/runout"))
     assert "optimize.apply=true" in line and str(skill / "runout") in line, line
+    # no test split: the best would never be written, after the whole paid loop
+    line = _one_error_line(cli.run("+experiment=trigger_opt", f"skill={skill}", "optimize.apply=true",
+                                   "splitter=none"))
+    assert "splitter=none" in line and "test" in line, line
+    # in a sweep each job would start from the previous job's winner
+    out = cli.run("-m", "+experiment=trigger_opt", f"skill={skill}", "optimize.apply=true", "optimize.alpha=0.1,0.3")
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    line = out.stderr.strip().splitlines()[0]
+    assert "in a sweep" in line and "optimize.apply=true" in line, line
     assert (skill / "SKILL.md").read_text() == before
     assert not (cli.store / "trials").exists()  # refused before any call
 
