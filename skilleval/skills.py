@@ -160,6 +160,14 @@ def install_skill(skill: Skill, dest: Path) -> None:
     if original is not None and original.is_file() and _file_description(original) == skill.description:
         shutil.copyfile(original, dest / "SKILL.md")  # the user's file, byte for byte
         return
+    if original is not None and original.is_file() and skill.frontmatter.get("name") == skill.name:
+        try:  # the user's file with only the description replaced (comments, spelling kept)
+            text = described_anew(original.read_bytes().decode("utf-8"), skill.description, original)
+        except (UserError, UnicodeDecodeError):
+            pass  # a layout that cannot be edited in place: the frontmatter re-rendered below
+        else:
+            contained(dest, "SKILL.md").write_bytes(text.encode("utf-8"))
+            return
     fm = {**skill.frontmatter, "name": skill.name, "description": skill.description}
     contained(dest, "SKILL.md").write_text(f"---\n{render_frontmatter(fm)}---\n{skill.body}", encoding="utf-8")
 
@@ -257,13 +265,34 @@ def render_frontmatter(frontmatter: dict[str, Any]) -> str:
     return yaml.safe_dump(frontmatter, sort_keys=False, allow_unicode=True, width=10_000)
 
 
+def described_anew(text: str, description: str, source: Path) -> str:
+    """SKILL.md's `text` with its description replaced, every other byte kept (comments and
+    other keys' spelling included: `frontmatter_edit`). UserError naming `source` when the
+    frontmatter's layout cannot be edited in place, or the edit would change another key."""
+    from skilleval.frontmatter_edit import NotEditable, replace_value
+
+    text = text.lstrip("\ufeff")
+    before, _ = split_frontmatter(text, source)
+    match = _FRONTMATTER.match(text)
+    assert match is not None  # split_frontmatter refused otherwise
+    try:
+        fm = replace_value(match.group(1), "description", description)
+    except NotEditable as exc:
+        raise UserError(f"{source}: cannot replace the description in place: {exc}") from None
+    new = text[:match.start(1)] + fm + text[match.end(1):]
+    after, _ = split_frontmatter(new, source)
+    if after != {**before, "description": description}:  # pragma: no cover - a YAML surprise
+        raise UserError(f"{source}: replacing the description in place would change other keys")
+    return new
+
+
 def write_description(path: str | Path, description: str, *, backup_dir: str | Path) -> Path:
-    """Replace the description in SKILL.md, keeping the other keys and the body byte for byte.
+    """Replace the description in SKILL.md, keeping every other byte: the other keys as the
+    user spelled them, comments, and the body (`described_anew`).
 
     The previous file is kept as ``<backup_dir>/SKILL.md.bak-<timestamp>``; returns that
     backup's path. `backup_dir` must lie outside the skill folder: a backup inside it would
     be listed, validated and shipped by ``package`` with the skill.
-    Comments inside the frontmatter are not preserved (the YAML is re-rendered).
     """
     md = skill_md_path(path)
     folder = md.parent.resolve()
@@ -272,8 +301,7 @@ def write_description(path: str | Path, description: str, *, backup_dir: str | P
         raise ValueError(f"backup folder {bdir} is inside the skill folder {folder}")
     bdir.mkdir(parents=True, exist_ok=True)
     text = md.read_bytes().decode("utf-8")  # no newline translation: the body stays as it is
-    fm, body = split_frontmatter(text, md)
-    fm["description"] = description
+    new = described_anew(text, description, md)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     backup = bdir / f"SKILL.md.bak-{stamp}"
     n = 1
@@ -282,7 +310,7 @@ def write_description(path: str | Path, description: str, *, backup_dir: str | P
         n += 1
     shutil.copy2(md, backup)
     tmp = md.with_name("SKILL.md.tmp")
-    tmp.write_bytes(f"---\n{render_frontmatter(fm)}---\n{body}".encode("utf-8"))
+    tmp.write_bytes(new.encode("utf-8"))
     tmp.replace(md)
     return backup
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from skilleval.domain import Skill, TriggerCase
 from skilleval.errors import HarnessError, UserError
 from skilleval.optimize.selection import verdicts_under_both
-from skilleval.skills import skill_md_path, validate_skill, write_description
+from skilleval.skills import described_anew, skill_md_path, validate_skill, write_description
 from skilleval.terminal import safe
 
 if TYPE_CHECKING:
@@ -47,10 +47,15 @@ def preflight(job: "JobContext", skill: Skill) -> None:
         raise UserError(f"optimize.apply=true: the run's folder {job.output_dir} is inside the "
                         f"skill folder {folder}, where SKILL.md's backup would be packaged with "
                         "the skill; choose hydra.run.dir elsewhere")
+    md = skill_md_path(skill.path)
     errors = [p for p in validate_skill(skill.path) if p.level == "error"]
     if errors:
-        raise UserError(f"optimize.apply=true: {skill_md_path(skill.path)}: {errors[0].message}; "
+        raise UserError(f"optimize.apply=true: {md}: {errors[0].message}; "
                         "fix it first (the optimised description could not be written back)")
+    try:  # the description is replaced in place: a layout that does not allow it, said now
+        described_anew(md.read_bytes().decode("utf-8"), skill.description + " (new)", md)
+    except UserError as exc:
+        raise UserError(f"optimize.apply=true: {exc}; write the frontmatter one key per line") from None
 
 
 def preflight_split(job: "JobContext", cases: Sequence[TriggerCase]) -> None:

@@ -101,6 +101,13 @@ def test_apply_refuses_what_it_could_not_write_back_safely_before_any_call(cli, 
     line = _one_error_line(cli.run("+experiment=trigger_opt", f"skill={skill}", "optimize.apply=true",
                                    "splitter=none"))
     assert "splitter=none" in line and "test" in line, line
+    # a frontmatter the description cannot be replaced in, whole, before the first call
+    flow = tmp_path / "flow" / "changelog-writer"
+    shutil.copytree(EXAMPLE, flow)
+    body = (flow / "SKILL.md").read_text().split("\n---\n", 1)[1]
+    (flow / "SKILL.md").write_text('---\n{name: changelog-writer, description: "Helps with files."}\n---\n' + body)
+    line = _one_error_line(cli.run("+experiment=trigger_opt", f"skill={flow}", "optimize.apply=true"))
+    assert "in place" in line and str(flow / "SKILL.md") in line, line
     # in a sweep each job would start from the previous job's winner
     out = cli.run("-m", "+experiment=trigger_opt", f"skill={skill}", "optimize.apply=true", "optimize.alpha=0.1,0.3")
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr

@@ -160,6 +160,44 @@ def test_write_description_keeps_keys_and_body_byte_for_byte(tmp_path: Path) -> 
     assert [p for p in validate_skill(d) if p.level == "error"] == []
 
 
+HAND_WRITTEN = (
+    "name: csv-tidy\n"
+    "# a comment the author keeps\n"
+    "description: >-\n  Old description\n  over two lines.\n"
+    "metadata:\n  version: 1.10\n  zip: 012345\n  flag: no   # trailing comment\n"
+    "license: 'MIT'\n"
+)
+
+
+@pytest.mark.parametrize("description", ["New: one line, with a colon # and a hash.", "Two\nlines."])
+def test_write_description_changes_nothing_but_the_description(tmp_path: Path, description: str) -> None:
+    """The frontmatter was loaded and dumped again (PyYAML, YAML 1.1): comments went,
+    version 1.10 became 1.1, zip 012345 the octal 5349, flag: no became false."""
+    d = tmp_path / "csv-tidy"
+    d.mkdir()
+    (d / "SKILL.md").write_bytes(f"---\n{HAND_WRITTEN}---\n# Body\n".encode())
+    write_description(d, description, backup_dir=tmp_path / "bk")
+    text = (d / "SKILL.md").read_text()
+    assert load_skill(d).description == description
+    old_span = "description: >-\n  Old description\n  over two lines.\n"
+    assert text.replace(text[text.index("description:"):text.index("metadata:")], old_span) == \
+        f"---\n{HAND_WRITTEN}---\n# Body\n", text
+
+
+def test_a_candidate_installs_with_only_its_description_changed(tmp_path: Path) -> None:
+    """What Claude sees for a candidate description is the user's SKILL.md with that one value
+    replaced, not a re-rendered frontmatter."""
+    from skilleval.skills import install_skill
+
+    d = tmp_path / "csv-tidy"
+    d.mkdir()
+    (d / "SKILL.md").write_bytes(f"---\n{HAND_WRITTEN}---\n# Body\n".encode())
+    install_skill(load_skill(d).with_description("Candidate wording."), tmp_path / "trial")
+    text = (tmp_path / "trial" / "SKILL.md").read_text()
+    assert "# a comment the author keeps" in text and "version: 1.10" in text and "zip: 012345" in text
+    assert "flag: no   # trailing comment" in text and load_skill(tmp_path / "trial").description == "Candidate wording."
+
+
 def test_write_description_twice_keeps_the_original_backup(tmp_path: Path) -> None:
     d = write_skill(tmp_path, "csv-tidy", "Original description.")
     original = (d / "SKILL.md").read_bytes()
