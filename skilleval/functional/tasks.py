@@ -7,8 +7,10 @@ judge registered as NAME (built-ins: ``file_exists``, ``contains``, ``regex``, `
 """
 from __future__ import annotations
 
+import difflib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +60,8 @@ def describe_check(spec: dict[str, Any]) -> str:
     if t == "regex":
         return f"{path} has a line matching /{spec.get('pattern')}/"
     if t == "json_path":
+        if "equals" not in spec:  # the check then asks only that the value be there
+            return f"{path} has {spec.get('query')} (not null)"
         return f"{path} {spec.get('query')} == {json.dumps(spec.get('equals'))}"
     rest = {k: v for k, v in spec.items() if k not in ("type", "path")}
     return f"{t} {path} {json.dumps(rest, sort_keys=True)}".strip()
@@ -112,11 +116,31 @@ def _check_output_path(path: Any, where: str) -> None:
         raise UserError(f"{where}: 'path' must be relative to the sandbox and stay inside it ({exc})") from None
 
 
+#: each built-in check's options (besides ``type``, ``path`` and ``description``)
+BUILTIN_OPTIONS: dict[str, frozenset[str]] = {
+    "file_exists": frozenset(), "contains": frozenset({"text"}),
+    "regex": frozenset({"pattern", "timeout_s"}), "json_path": frozenset({"query", "equals"})}
+#: the keys of an eval that skilleval reads (skill-creator's, and ``assertions``/``eval_name``)
+EVAL_KEYS = ("id", "name", "eval_name", "prompt", "expected_output", "files", "expectations", "assertions")
+
+
+def _unknown_key(key: str, known: Sequence[str], where: str, what: str) -> UserError:
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return UserError(f"{where}: {what} has no key {key!r} ({hint}valid: {', '.join(sorted(known))})")
+
+
 def _check_builtin(raw: dict[str, Any], where: str) -> None:
     """The built-in checks' options, checked at load (exit 2 before any call). A check with a
     missing option is not graded wrong later: ``contains`` without ``text`` would pass every
-    run (the empty string is in every file), ``json_path`` without ``query`` fail every run."""
+    run (the empty string is in every file), ``json_path`` without ``query`` fail every run.
+    An unknown key is refused too: ``"equal": 4`` for ``"equals": 4`` left a json_path check
+    that asked only for a value, and passed every run."""
     t = raw["type"]
+    known = BUILTIN_OPTIONS[t] | {"type", "path", "description"}
+    for key in raw:
+        if key not in known:
+            raise _unknown_key(str(key), sorted(known), where, f"a {t} check")
     _check_output_path(raw.get("path"), where)
     if t == "contains":
         text = raw.get("text")
@@ -138,7 +162,7 @@ def _check_builtin(raw: dict[str, Any], where: str) -> None:
             raise UserError(f"{where}: {exc}") from None
 
 
-BUILTIN_CHECKS = ("file_exists", "contains", "regex", "json_path")
+BUILTIN_CHECKS = tuple(BUILTIN_OPTIONS)
 
 
 def parse_expectation(raw: Any, where: str) -> Expectation:
@@ -175,6 +199,9 @@ def load_evals(path: Path) -> tuple[str | None, list[TaskCase]]:
         where = f"{path}: eval #{i}"
         if not isinstance(ev, dict):
             raise UserError(f"{where}: must be an object")
+        for key in ev:  # a misspelt key of ours is refused; another tool's own keys pass
+            if key not in EVAL_KEYS and difflib.get_close_matches(str(key), EVAL_KEYS, n=1, cutoff=0.8):
+                raise _unknown_key(str(key), EVAL_KEYS, where, "an eval")
         prompt = ev.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             raise UserError(f"{where}: missing or empty 'prompt'")

@@ -33,6 +33,7 @@ def files(tmp_path_factory) -> Path:  # noqa: ANN001
                                                                  "expectations": ["x"]}]}))
     for name, check in TYPED_CHECKS.items():
         (d / f"typed-{name}.json").write_text(json.dumps({"evals": [{**task, "expectations": [check]}]}))
+    (d / "misspelt-eval-key.json").write_text(json.dumps({"evals": [{**task, "expectatons": ["x"]}]}))
     (d / "sloop").symlink_to("sloop")
     return d
 
@@ -46,6 +47,8 @@ TYPED_CHECKS = {
     "no-text": {"type": "contains", "path": "outputs/contacts_clean.csv"},
     "no-query": {"type": "json_path", "path": "outputs/report.json", "equals": 24},
     "bad-query": {"type": "json_path", "path": "outputs/report.json", "query": "rows_in(", "equals": 24},
+    # "equal" for "equals": the check asked only for a value, and passed every run
+    "misspelt-option": {"type": "json_path", "path": "outputs/report.json", "query": "$.rows_in", "equal": 24},
 }
 TRIGGER = ("+experiment=trigger_eval", "backend=stub")
 FUNCTIONAL = ("+experiment=functional_eval", "backend=stub")
@@ -77,6 +80,11 @@ CASES = {
     "contains without text": ((*FUNCTIONAL, "functional.evals={d}/typed-no-text.json"), "needs a non-empty 'text'"),
     "json_path without query": ((*FUNCTIONAL, "functional.evals={d}/typed-no-query.json"), "needs a string 'query'"),
     "json_path bad query": ((*FUNCTIONAL, "functional.evals={d}/typed-bad-query.json"), "must start with '$'"),
+    "check option misspelt": ((*FUNCTIONAL, "functional.evals={d}/typed-misspelt-option.json"),
+                              "typed-misspelt-option.json: eval #0 expectation #0: a json_path check has no key "
+                              "'equal' (did you mean 'equals'?"),
+    "eval key misspelt": ((*FUNCTIONAL, "functional.evals={d}/misspelt-eval-key.json"),
+                          "misspelt-eval-key.json: eval #0: an eval has no key 'expectatons' (did you mean 'expectations'?"),
     "bogus arm": ((*FUNCTIONAL, "functional.arms=[with_skill,bogus]"), "'bogus'"),
     "bogus tool": ((*FUNCTIONAL, "functional.tools=[rm_rf]"), "'rm_rf'"),
     "error_rate=2": ((*TRIGGER, "backend.error_rate=2"), "backend.error_rate"),
