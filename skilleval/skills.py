@@ -137,10 +137,15 @@ def resource_files(root: Path) -> list[Path]:
 
 
 def resources_hash(root: Path) -> str:
+    """What the skill's other files hold, executable bits included: a script that can be run
+    is a different skill from one that cannot (`install_skill` keeps the bit). A file that is
+    not executable hashes as it did before the bit counted, so stored trials stay valid."""
     h = hashlib.sha256()
     files = resource_files(root)
     for f in files:
         h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\1")
+        if f.stat().st_mode & 0o111:
+            h.update(b"\2x")
     return h.hexdigest()[:16] if files else ""
 
 
@@ -155,7 +160,7 @@ def install_skill(skill: Skill, dest: Path) -> None:
                 continue
             target = contained(dest, f.relative_to(skill.path))
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(f, target)
+            shutil.copy(f, target)  # with its mode: a script the skill runs stays executable
     original = None if skill.path is None else skill.path / "SKILL.md" if skill.path.is_dir() else skill.path
     if original is not None and original.is_file() and _file_description(original) == skill.description:
         shutil.copyfile(original, dest / "SKILL.md")  # the user's file, byte for byte

@@ -198,6 +198,23 @@ def test_a_candidate_installs_with_only_its_description_changed(tmp_path: Path) 
     assert "flag: no   # trailing comment" in text and load_skill(tmp_path / "trial").description == "Candidate wording."
 
 
+def test_an_installed_skill_keeps_its_scripts_executable(tmp_path: Path) -> None:
+    """The trial folder's copy of scripts/helper.py lost its executable bit, so a skill telling
+    Claude to run it got 'permission denied'; the bit also counts in resources_hash."""
+    from skilleval.skills import install_skill
+
+    d = write_skill(tmp_path, "csv-tidy", "Original description.")
+    (d / "scripts").mkdir()
+    script = d / "scripts" / "helper.py"
+    script.write_text("print(1)\n")
+    plain = load_skill(d).resources_hash
+    script.chmod(0o755)
+    skill = load_skill(d)
+    assert skill.resources_hash != plain
+    install_skill(skill, tmp_path / "trial")
+    assert (tmp_path / "trial" / "scripts" / "helper.py").stat().st_mode & 0o111 == 0o111
+
+
 def test_write_description_twice_keeps_the_original_backup(tmp_path: Path) -> None:
     d = write_skill(tmp_path, "csv-tidy", "Original description.")
     original = (d / "SKILL.md").read_bytes()
