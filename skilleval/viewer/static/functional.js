@@ -227,10 +227,23 @@
     const b = d.benchmark;
     if (!b) { body.append(h("p", { class: "muted" }, "no benchmark.json yet (written when the run ends)"), executions(d.executions)); return; }
     const arms = Object.keys(b.run_summary || {}).filter((k) => k !== "delta");
-    /* skill-creator's benchmark.json (imported) has no delta_stats: its first two configs
-     * are the pair, as in its own viewer, and its delta is the string it wrote (no interval) */
+    /* skill-creator's benchmark.json (imported) has no delta_stats, and its delta subtracts
+     * its configs in folder order (old_skill before with_skill: the sign flips). The pair is
+     * taken by role, as the import stored it (with_skill / new_skill primary, without_skill /
+     * old_skill baseline), first two configs only when no role is known; its delta is then
+     * the difference of the file's pooled means, primary minus baseline (no interval). */
     const theirs = !b.delta_stats;
-    const ds = b.delta_stats || { primary: arms[0], baseline: arms[1] };
+    const byRole = {};
+    for (const e of d.executions || []) if (arms.includes(e.arm) && !byRole[e.role]) byRole[e.role] = e.arm;
+    const ds = b.delta_stats || (byRole.primary && byRole.baseline ? { primary: byRole.primary, baseline: byRole.baseline }
+      : { primary: arms[0], baseline: arms[1] });
+    const theirDelta = (m) => {
+      const rs = b.run_summary || {}, p = (rs[ds.primary] || {})[m], q = (rs[ds.baseline] || {})[m];
+      const file = (rs.delta || {})[m];
+      if (!p || !q || typeof p.mean !== "number" || typeof q.mean !== "number") return `${file ?? "n/a"} (from the file; no interval)`;
+      const dv = p.mean - q.mean, flipped = file !== undefined && Number(file) * dv < 0;
+      return `${dv >= 0 ? "+" : ""}${SE.num(dv, 2)} (pooled means; no interval)` + (flipped ? ` · the file says ${file}: skill-creator subtracts in folder order` : "");
+    };
     const ms = (s, d2) => (s ? `${SE.num(s.mean, d2)} ± ${SE.num(s.stddev, d2)}` : "n/a");
     /* The delta and its interval are about means that weigh every paired eval the same (what
      * the console and benchmark.md show); run_summary pools all valid runs, which differs when
@@ -245,7 +258,7 @@
     for (const [m, label, dig] of [["pass_rate", "pass rate", 2], ["time_seconds", "time (s)", 1], ["tokens", "tokens", 0]]) {
       const x = ds[m] || {};
       t.tbody.append(h("tr", {}, h("th", {}, label), arms.map((a) => cell(a, m, dig)),
-        h("td", { class: "num" }, theirs ? `${((b.run_summary || {}).delta || {})[m] ?? "n/a"} (pooled, from the file; no interval)`
+        h("td", { class: "num" }, theirs ? theirDelta(m)
           : x.delta === null || x.delta === undefined ? "n/a" : `${x.delta >= 0 ? "+" : ""}${SE.num(x.delta, dig)} [${SE.num(x.low, dig)}, ${SE.num(x.high, dig)}]`),
         h("td", { class: "num" }, SE.pval(x.p_value))));
     }
