@@ -76,12 +76,12 @@ def trigger_suite(job: "JobContext", report: Any) -> TestSuite:
     suite = TestSuite(clean(f"trigger_eval: {report.skill.name}"))
     metrics = {f"{over}.{name}": (None if e.value is None else f"{e.value:.4f} [{e.low:.4f}, {e.high:.4f}]")
                for over, group in (("queries", s.queries), ("runs", s.runs)) for name, e in group.items()}
-    from skilleval.trigger.policies import rates_label
+    from skilleval.reporting.trigger import run_rates_label
 
     _props(suite, {**_run_props(job), "description": report.skill.description,
                    "eval_set": report.cases_path, "threshold": report.runner.settings.threshold,
                    # how to read the runs.* metrics (early-stopped under an adaptive policy)
-                   "rates": rates_label(report.runner.settings),
+                   "rates": run_rates_label(report, job),
                    "partial": bool(job.summary.get("partial")),
                    "could_not_measure": job.summary.get("could_not_measure"),
                    **metrics, "trials": s.trials, "trial_errors": s.errors, "trial_timeouts": s.timeouts})

@@ -48,7 +48,7 @@ def results_json(report: "TriggerEvalReport", job: "JobContext") -> dict[str, An
             "early_stopped": not rates_unbiased(settings) and q.runs < planned,
         })
     metrics = s.to_dict()
-    metrics["rates"] = rates_label(settings)
+    metrics["rates"] = run_rates_label(report, job)
     return {
         "skill_name": report.skill.name,
         "description": report.skill.description,
@@ -57,7 +57,7 @@ def results_json(report: "TriggerEvalReport", job: "JobContext") -> dict[str, An
                     "insufficient": s.insufficient},
         "metrics": metrics,
         # how to read every rate in this file (early-stopped rates are biased)
-        "rates": rates_label(settings),
+        "rates": metrics["rates"],
         "variant": job.variant.name if job.variant is not None else "",
         "description_hash": job.description_hash,
         "run_id": job.run_id, "sweep_id": job.sweep_id, "job_num": job.job_num,
@@ -74,6 +74,23 @@ def results_json(report: "TriggerEvalReport", job: "JobContext") -> dict[str, An
         "cost_usd": round(report.runner.cost_usd, 6),
         "timing": {k: round(v, 3) for k, v in job.timing.items()},
     }
+
+
+def cut_short(report: "TriggerEvalReport", job: "JobContext") -> tuple[int, int] | None:
+    """(queries the budget stop left short of their planned runs, queries) of a partial run,
+    else None. Under an adaptive policy a query may stop early by design: short means no
+    verdict there."""
+    if not job.summary.get("partial"):
+        return None
+    settings, planned = report.runner.settings, max_runs(report.runner.settings)
+    short = sum(1 for q in report.results
+                if (q.runs < planned if rates_unbiased(settings) else q.passed is None))
+    return (short, len(report.results)) if short else None
+
+
+def run_rates_label(report: "TriggerEvalReport", job: "JobContext") -> str:
+    """`rates_label` for this run, partial when a budget stop cut queries short."""
+    return rates_label(report.runner.settings, cut_short(report, job))
 
 
 class JsonReporter:
@@ -131,7 +148,12 @@ class ConsoleReporter:
         metrics.add_row("runs" if unbiased else "runs*",
                         *(fmt_estimate(s.runs[n]) for n in ("precision", "recall", "accuracy", "f1")))
         out.print(metrics)
-        if not unbiased:
+        short = cut_short(report, job)
+        if short is not None:
+            out.print(f"[yellow]PARTIAL: the budget stopped the run; {short[0]} of {short[1]} queries got "
+                      f"fewer than the {max_runs(report.runner.settings)} planned runs. The metrics "
+                      "above are over what was measured and not comparable with a full run.[/yellow]")
+        elif not unbiased:
             st = report.runner.settings
             stopped = sum(1 for q in report.results if q.runs < max_runs(st))
             out.print(f"[yellow]* early-stopped: policy {st.policy}: {stopped} of {len(report.results)} queries "

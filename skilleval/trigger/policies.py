@@ -92,8 +92,14 @@ def rates_unbiased(s: TriggerSettings) -> bool:
     return s.policy == "fixed"
 
 
-def rates_label(s: TriggerSettings) -> str:
-    """How to read per-query rates and run-level metrics under `s` (stored and printed)."""
+def rates_label(s: TriggerSettings, cut_short: tuple[int, int] | None = None) -> str:
+    """How to read per-query rates and run-level metrics under `s` (stored and printed).
+    `cut_short`: (queries a budget stop left short of their planned runs, queries): such a
+    run's rates are neither the fixed policy's unbiased ones nor comparable with a full run."""
+    if cut_short is not None and cut_short[0]:
+        return (f"partial (a budget stop left {cut_short[0]} of {cut_short[1]} queries short of the "
+                f"{max_runs(s)} planned runs): rates are over the runs made and not comparable "
+                "with a full run")
     if rates_unbiased(s):
         return "unbiased (fixed runs per query; skill-creator's reading)"
     return (f"early-stopped ({s.policy}: runs stop once the verdict is settled; verdicts are "

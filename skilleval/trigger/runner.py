@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import sys
-from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -26,6 +25,7 @@ from skilleval.store.catalog import Store
 from skilleval.store.liveness import LEASES, Lease
 from skilleval.terminal import safe
 from skilleval.trigger.policies import POLICIES, TriggerSettings, max_runs, verdict
+from skilleval.trigger.ready import ReadyTrials
 # Re-exported: the trials' store rows live in their own module.
 from skilleval.trigger.trial_rows import Recorder, load_valid, trial_rows_recorder
 
@@ -284,7 +284,7 @@ class TrialRunner:
         states = [_QueryState(QueryResult(c, skill.name, settings), skill, listing, bodies, ldigest,
                               settings, installed=installed) for c in cases]
         task = self.progress.add_task(safe(label or skill.name), total=len(cases)) if self.progress else None
-        ready: deque[tuple[_QueryState, Trial]] = deque()
+        ready: ReadyTrials[_QueryState] = ReadyTrials()
         for st in states:
             self._advance(st, ready, task)
         wake = asyncio.Event()
@@ -330,7 +330,7 @@ class TrialRunner:
             st.valid += 1
             st.triggers += result.outcome is Outcome.TRIGGERED
 
-    def _advance(self, st: _QueryState, ready: deque, task: Any) -> bool:
+    def _advance(self, st: _QueryState, ready: ReadyTrials[_QueryState], task: Any) -> bool:
         """Hand out the query's next runs; cached ones are consumed at once. True if any
         were queued for a worker; when the query is finished, its progress is advanced."""
         q = st.result

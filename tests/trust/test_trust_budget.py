@@ -36,6 +36,21 @@ def test_trigger_eval_budget_stop_exits_4_and_says_so(skilleval_cli) -> None:  #
     assert _status(skilleval_cli)[-1]["status"] == "budget_stopped"
 
 
+def test_a_budget_stopped_trigger_eval_measures_every_query_first_and_says_partial(skilleval_cli) -> None:  # noqa: ANN001
+    """A query's three runs were queued together, so max_calls=25 gave the first 8 queries
+    (all should-trigger) 3 runs and 11 none, and the rates were labelled "unbiased (fixed runs
+    per query)" with nothing on stdout saying partial."""
+    r = skilleval_cli.run("+experiment=trigger_eval", "progress=false", "budget.max_calls=25",
+                          "trigger.policy=fixed", "trigger.runs=3")
+    assert r.returncode == 4, r.stderr
+    res = json.loads(skilleval_cli.results()[-1].read_text())
+    runs = [q["attempts"] for q in res["results"]]
+    assert min(runs) == 1 and max(runs) == 2 and sum(runs) == 25, runs  # a first run for all 20 before a second
+    assert res["rates"].startswith("partial (a budget stop left 20 of 20 queries short of the 3 planned runs)")
+    assert res["metrics"]["rates"] == res["rates"]
+    assert "PARTIAL: the budget stopped the run; 20 of 20 queries" in " ".join(r.stdout.split())
+
+
 def test_functional_eval_budget_stop_is_not_silent(skilleval_cli) -> None:  # noqa: ANN001
     r = skilleval_cli.run("+experiment=functional_eval", "progress=false", "budget.max_calls=1")
     assert r.returncode == 4, r.stdout + r.stderr
