@@ -169,13 +169,16 @@ def evaluate(job: "JobContext", s: GateSettings) -> list[GateResult]:
 
 def _regression(job: "JobContext", s: GateSettings) -> GateResult | None:
     from skilleval.rundiff.compare import diff
-    from skilleval.rundiff.sources import from_file, load
+    from skilleval.rundiff.sources import Like, from_file, load
 
     job.store.close()  # this run's rows must be readable
     skill = job.load_skill().name if job.cfg.get("skill") else None
+    mine = frozenset(r["query"] for r in job.store.query(
+        "SELECT query FROM queries WHERE run_id = ?", [job.run_id]).to_pylist()) \
+        if "queries" in job.store.tables() else frozenset()
     try:
-        base = load(s.baseline or "latest", job.store, exclude=job.run_id,
-                    experiment=job.experiment, skill=skill)
+        base = load(s.baseline or "latest", job.store, exclude=job.run_id, experiment=job.experiment,
+                    skill=skill, like=Like(job.backend.name, job.backend.model, mine))
     except UserError as exc:
         if s.baseline == "latest":  # the first run (e.g. main's first CI run) has no baseline
             return GateResult("gate.max_regression", "change vs baseline",

@@ -61,19 +61,31 @@ LATEST = re.compile(r"^latest(?:~(\d+))?$")
 #: what `latest` counts by default: runs that measured and passed their gates. A regression
 #: gate's baseline is one of these (a run that failed its gate must not become the bar).
 DONE = ("done",)
+
+
+@dataclass(frozen=True)
+class Like:
+    """What a gate's ``latest`` baseline must share with the run it gates: the backend and
+    model (a stub run is no baseline for a claude_cli one), and, when some earlier run has
+    exactly these queries, those (the newest run on the same eval set, not one that shares
+    2 of its 20 queries because another set was run in between)."""
+
+    backend: str
+    model: str | None
+    queries: frozenset[str] = frozenset()
 #: what `skilleval diff` counts: every finished measurement, a run whose gate failed included
 #: (it is the run a person wants to see right after the red check)
 MEASURED = ("done", "gate_failed")
 
 
 def load(spec: str, store: Store, *, exclude: str | None = None, experiment: str | None = None,
-         skill: str | None = None, statuses: tuple[str, ...] = DONE) -> RunData:
+         skill: str | None = None, statuses: tuple[str, ...] = DONE, like: Like | None = None) -> RunData:
     """Resolve `spec` (run id, ``latest``, ``latest~N``, or a JSON file) to a run's data;
-    ``latest`` counts runs whose status is one of `statuses`."""
+    ``latest`` counts runs whose status is one of `statuses` (and that are `like` it)."""
     m = LATEST.match(spec)
     if m:
         return _from_store(_nth_latest(store, int(m.group(1) or 0), exclude, experiment, skill,
-                                       statuses), store)
+                                       statuses, like), store)
     path = Path(spec).expanduser()
     if spec.endswith(".json") or path.is_file():
         return from_file(path)
@@ -82,7 +94,7 @@ def load(spec: str, store: Store, *, exclude: str | None = None, experiment: str
 
 def completed_runs(store: Store, *, exclude: str | None = None, experiment: str | None = None,
                    skill: str | None = None, statuses: tuple[str, ...] = DONE) -> list[dict[str, Any]]:
-    """Finished runs, newest first (run_id, experiment, skill, ts, output_dir)."""
+    """Finished runs, newest first (run_id, experiment, skill, ts, output_dir, backend, model)."""
     if "runs" not in store.tables():
         return []
     where, params = [f"status IN ({', '.join('?' * len(statuses))})"], list(statuses)
@@ -92,7 +104,7 @@ def completed_runs(store: Store, *, exclude: str | None = None, experiment: str 
     if experiment:
         where.append("experiment = ?")
         params.append(experiment)
-    rows = store.query(f"SELECT run_id, experiment, skill, ts, output_dir FROM runs WHERE "
+    rows = store.query(f"SELECT run_id, experiment, skill, ts, output_dir, backend, model FROM runs WHERE "
                        f"{' AND '.join(where)} ORDER BY ts DESC, run_id DESC", params).to_pylist()
     if skill:  # the skill's name (trigger runs record it per query) or its folder's name
         named: dict[str, str] = {}
@@ -114,16 +126,34 @@ def _benchmark_skill(run: dict[str, Any]) -> str | None:
 
 
 def _nth_latest(store: Store, n: int, exclude: str | None, experiment: str | None,
-                skill: str | None, statuses: tuple[str, ...] = DONE) -> str:
+                skill: str | None, statuses: tuple[str, ...] = DONE, like: Like | None = None) -> str:
     runs = [r for r in completed_runs(store, exclude=exclude, experiment=experiment, skill=skill,
                                       statuses=statuses)
-            if kind_of(store, r) is not None]
+            if kind_of(store, r) is not None
+            and (like is None or (r["backend"], r["model"]) == (like.backend, like.model))]
     if n >= len(runs):
         what = f"latest~{n}" if n else "latest"
         kinds = " or ".join(statuses)
+        on = f" on {like.backend}/{like.model}" if like is not None else ""
         raise UserError(f"{what}: the store at {store.root} holds {len(runs)} finished run(s) "
-                        f"({kinds}) with results" + (f" of experiment {experiment}" if experiment else ""))
+                        f"({kinds}) with results{on}" + (f" of experiment {experiment}" if experiment else ""))
+    if like is not None and like.queries and n == 0:
+        same = _with_queries(store, [r["run_id"] for r in runs], like.queries)
+        if same is not None:
+            return same
     return runs[n]["run_id"]
+
+
+def _with_queries(store: Store, run_ids: list[str], queries: frozenset[str]) -> str | None:
+    """The first of `run_ids` (newest first) whose trigger queries are exactly `queries`."""
+    if "queries" not in store.tables() or not run_ids:
+        return None
+    rows = store.query(f"SELECT run_id, query FROM queries WHERE run_id IN ({', '.join('?' * len(run_ids))})",
+                       run_ids).to_pylist()
+    sets: dict[str, set[str]] = {}
+    for r in rows:
+        sets.setdefault(r["run_id"], set()).add(r["query"])
+    return next((rid for rid in run_ids if sets.get(rid) == queries), None)
 
 
 def kind_of(store: Store, run: dict[str, Any]) -> str | None:
