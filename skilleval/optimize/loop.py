@@ -16,7 +16,7 @@ against it once more (``optimize.reconsider_alpha``, `selection.reconsider`; no 
 Then, once, the original and the best are evaluated on test.
 
 With ``splitter=holdout`` or ``none`` there is no validation split: ranking and the paired
-test use train only (say so in the output), and with ``none`` there is no test number.
+test use train only (said in the output); with ``none`` there is no test number.
 """
 from __future__ import annotations
 
@@ -48,6 +48,11 @@ class Optimizer:
         self.opt = opt
         self.console = job.console
 
+    def spent(self) -> tuple[int, float]:
+        """This run's backend calls and cost so far: the trials' and the proposer's."""
+        return (self.runner.calls_made + int(getattr(self.proposer, "calls_made", 0)),
+                self.runner.cost_usd + float(getattr(self.proposer, "cost_usd", 0.0)))
+
     # -- set-up ---------------------------------------------------------------------------
 
     def prepare(self) -> None:
@@ -60,7 +65,7 @@ class Optimizer:
         self.runner: TrialRunner = job.new_runner()
         self.by_id = {c.id: c for c in self.cases}
         self.key = run_key(job.cfg, self.skill, self.cases)
-        self.states = StateStore(job.store, job.identity_row(), self.skill.name, self.key)
+        self.states = StateStore(job.store, job.identity_row(), self.skill.name, self.key, spent=self.spent)
         self.attribution = None
         if self.opt.attribution:  # optimize.attribution: the proposer gets the sentence table
             from skilleval.optimize.attribution_feedback import AttributionFeedback, sentence_count
@@ -75,13 +80,7 @@ class Optimizer:
         if self.opt.prescreen:
             from skilleval.optimize.prescreen import Prescreener
 
-            self.job.registry.get("backend", self.opt.prescreen)  # unknown name: exit 2 now
-            self.prescreen = Prescreener(self.opt.prescreen, self.opt.prescreen_keep)
-            if self.opt.candidates <= self.opt.prescreen_keep:  # said, not silently a no-op
-                self.console.print(
-                    f"[yellow]note: optimize.prescreen={safe(self.opt.prescreen)} screens nothing: "
-                    f"optimize.candidates={self.opt.candidates} <= optimize.prescreen_keep="
-                    f"{self.opt.prescreen_keep}: every proposal goes to the paid backend[/yellow]")
+            self.prescreen = Prescreener.checked(self)  # refused (exit 2) before any call
 
     def check_budget(self) -> None:
         b, plan = self.job.budget, self.plan
@@ -361,9 +360,8 @@ def run_trigger_opt(job: "JobContext") -> int:
         state, tests, partial_test = job.run(o.run())
     o.proposer_calls = int(getattr(o.proposer, "calls_made", 0))
     o.proposer_cost = float(getattr(o.proposer, "cost_usd", 0.0))
-    calls = o.runner.calls_made + o.proposer_calls
-    state.calls += calls
-    state.cost_usd += o.runner.cost_usd + o.proposer_cost
+    calls, cost = o.spent()
+    state.calls, state.cost_usd = state.calls + calls, state.cost_usd + cost
     result = report.build_results(o, state, tests, calls=calls, partial_test=partial_test)
     # a budget stop anywhere (loop or test) makes the run partial: its gates are not checked
     result["partial"] = job.summary["partial"] = bool(job.budget is not None and job.budget.stopped)

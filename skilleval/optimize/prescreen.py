@@ -28,16 +28,31 @@ class Prescreener:
     log: list[dict[str, Any]] = field(default_factory=list)
     _runner: Any = None
 
+    @classmethod
+    def checked(cls, opt: "Optimizer") -> "Prescreener":
+        """The prescreen `opt` asks for, its backend built now: an unknown name, or a backend
+        that calls a paid model, is refused (exit 2) before any call. A paid proxy's calls
+        would be in neither the plan nor the budget, and it would get none of ``backend.*``."""
+        from dataclasses import replace
+
+        from skilleval.errors import UserError
+        from skilleval.terminal import safe
+        from skilleval.trigger.runner import TrialRunner
+
+        name, keep, candidates = opt.opt.prescreen, opt.opt.prescreen_keep, opt.opt.candidates
+        backend = opt.job.build("backend", {"name": name})
+        if getattr(backend, "needs_self_check", True):  # a real model, billed per call
+            raise UserError(f"optimize.prescreen={name}: the prescreen must be a free local backend "
+                            "(embed, stub): a real backend's calls would be in neither the plan nor "
+                            "the budget")
+        if candidates <= keep:  # said, not silently a no-op
+            opt.console.print(f"[yellow]note: optimize.prescreen={safe(name)} screens nothing: "
+                              f"optimize.candidates={candidates} <= optimize.prescreen_keep={keep}: "
+                              "every proposal goes to the paid backend[/yellow]")
+        runner = TrialRunner(backend, settings=replace(opt.runner.settings, policy="fixed"), store=None)
+        return cls(name, keep, _runner=runner)
+
     def _proxy(self, opt: "Optimizer") -> Any:
-        if self._runner is None:
-            from skilleval.trigger.runner import TrialRunner
-
-            backend = opt.job.build("backend", {"name": self.backend_name})
-            settings = opt.runner.settings
-            from dataclasses import replace
-
-            self._runner = TrialRunner(backend, settings=replace(settings, policy="fixed"),
-                                       store=None)
         return self._runner
 
     async def select(self, opt: "Optimizer", iteration: int, proposals: Sequence[Any]) -> list[Any]:

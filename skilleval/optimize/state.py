@@ -14,8 +14,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Callable, Sequence
 
 import pyarrow as pa
 from omegaconf import DictConfig, OmegaConf
@@ -162,8 +162,12 @@ class LoopState:
 class StateStore:
     """Writes candidate rows and iteration checkpoints; finds the checkpoint to resume from."""
 
-    def __init__(self, store: Store, identity: dict[str, Any], skill: str, key: str) -> None:
+    def __init__(self, store: Store, identity: dict[str, Any], skill: str, key: str,
+                 spent: Callable[[], tuple[int, float]] | None = None) -> None:
+        """`spent`: this run's calls and cost so far. Each checkpoint's state counts them, so a
+        run killed after it still counts in a resumed run's ``calls_all_runs``."""
         self.store = store
+        self.spent = spent
         self.identity = identity
         self.skill = skill
         self.key = key
@@ -183,10 +187,12 @@ class StateStore:
         """Record `new` entries and the state after them; durable when this returns."""
         rows = [{**self._base(), **e.row(state.entries[state.incumbent] is e)} for e in new]
         inc = state.best
+        calls, cost = self.spent() if self.spent is not None else (0, 0.0)
+        saved = replace(state, calls=state.calls + calls, cost_usd=state.cost_usd + cost)
         rows.append({**self._base(), **{k: None for k in CANDIDATES.names if k not in self._base()},
                      "iteration": state.iteration, "candidate": -1, "role": "iteration",
                      "description": inc.description, "chars": len(inc.description),
-                     "decision": state.exit_reason or "continue", "state_json": state.to_json()})
+                     "decision": state.exit_reason or "continue", "state_json": saved.to_json()})
         w = self._w()
         w.write(rows)
         w.flush()

@@ -34,3 +34,11 @@ def test_unknown_prescreen_backend_is_bad_input(skilleval_cli) -> None:
     r = skilleval_cli.run("+experiment=trigger_opt", "progress=false", "optimize.prescreen=nope",
                           check=2)
     assert "nope" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_paid_prescreen_backend_is_bad_input(skilleval_cli) -> None:
+    """optimize.prescreen=anthropic_api was accepted: its calls were in neither the plan nor the
+    budget, it got none of backend.* (base_url, retries), and offline it hung."""
+    r = skilleval_cli.run("+experiment=trigger_opt", "progress=false", "optimize.prescreen=anthropic_api",
+                          "optimize.candidates=3", check=2, env={"ANTHROPIC_API_KEY": "FAKEKEYFORTESTS"})
+    assert "free local backend" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

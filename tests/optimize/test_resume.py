@@ -42,6 +42,12 @@ def test_killed_run_resumes_without_repeating_iterations(cli, tmp_path):
     assert len({r["iteration"] for r in rows}) == len(rows)  # no iteration finished twice
     res = cli.results()[-1]
     assert len(res["runs"]) == 2 and res["iterations_run"] >= last_done + 1
+    # the killed run's spend, up to its last checkpoint, is in the totals over both runs (they
+    # were this run's alone: the state was checkpointed before the run added its spend)
+    killed = first[0]["run_id"]
+    [row] = cli.sql(f"select count(*) as n from trials where run_id = '{killed}' and ts <= "
+                    f"(select max(ts) from candidates where run_id = '{killed}' and role = 'iteration')")
+    assert row["n"] > 0 and res["calls_all_runs"] - res["calls"] >= row["n"], (row, res["calls_all_runs"], res["calls"])
 
     # The same loop uninterrupted (trials come from the cache) ends with the same answer.
     fresh = Cli(tmp_path / "fresh")
