@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from skilleval.app import JobContext
 
 
+#: the most sentences exact Shapley enumerates (2^12 = 4,096 subsets), and the most permutations
+EXACT_LIMIT, PERMUTATION_LIMIT = 12, 10_000
+
+
 def run_attribute(job: "JobContext") -> int:
     from rich.table import Table
 
@@ -39,6 +43,15 @@ def run_attribute(job: "JobContext") -> int:
     for key, got, least in (("exact_max", exact_max, 0), ("permutations", n_perms, 1), ("bootstrap", boot, 1)):
         if got < least:  # 0 permutations or resamples crashed with a traceback after the calls
             raise UserError(f"attribute.{key} must be at least {least}, got {got}")
+    # exact Shapley plans every subset at once: 2^25 of them filled the memory before the
+    # plan line was printed (the kernel killed the run, which was left "running")
+    for key, got, most, why in (("exact_max", exact_max, EXACT_LIMIT, f"exact Shapley over n sentences "
+                                 f"measures all 2^n subsets: {2 ** EXACT_LIMIT:,} at {EXACT_LIMIT}"),
+                                ("permutations", n_perms, PERMUTATION_LIMIT, "each permutation plans up "
+                                 "to one description per sentence")):
+        if got > most:
+            raise UserError(f"attribute.{key} must be at most {most:,}, got {got:,} ({why}; longer "
+                            "descriptions are sampled with attribute.permutations)")
     skill, cases = job.prepared or check_trigger_inputs(job)  # check_inputs read them already
     distractors = job.load_distractors()
     sentences = attr.split_sentences(skill.description)

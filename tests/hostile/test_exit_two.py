@@ -88,6 +88,11 @@ CASES = {
     "bogus arm": ((*FUNCTIONAL, "functional.arms=[with_skill,bogus]"), "'bogus'"),
     "bogus tool": ((*FUNCTIONAL, "functional.tools=[rm_rf]"), "'rm_rf'"),
     "error_rate=2": ((*TRIGGER, "backend.error_rate=2"), "backend.error_rate"),
+    # 2^30 subsets filled the memory before the plan line: the kernel killed the run
+    "attribute.exact_max=30": (("+experiment=attribute", "backend=stub", "attribute.exact_max=30"),
+                               "attribute.exact_max must be at most 12, got 30"),
+    "attribute.permutations huge": (("+experiment=attribute", "backend=stub", "attribute.permutations=10000000"),
+                                    "attribute.permutations must be at most 10,000"),
     "distractors not a list": ((*TRIGGER, "distractors=notalist"), "distractors must be a list"),
     "optimize.candidates=0": (("+experiment=trigger_opt", "optimize.candidates=0"),
                               "optimize.candidates must be at least 1, got 0"),
