@@ -61,6 +61,8 @@ LATEST = re.compile(r"^latest(?:~(\d+))?$")
 #: what `latest` counts by default: runs that measured and passed their gates. A regression
 #: gate's baseline is one of these (a run that failed its gate must not become the bar).
 DONE = ("done",)
+#: experiments whose store rows look like a trigger run's but are not one skill's trigger results
+NOT_DIFFED = ("routing",)
 
 
 @dataclass(frozen=True)
@@ -158,7 +160,10 @@ def _with_queries(store: Store, run_ids: list[str], queries: frozenset[str]) -> 
 
 def kind_of(store: Store, run: dict[str, Any]) -> str | None:
     """"trigger" or "functional": what `diff` can compare of a stored run; None for a run
-    with neither per-query rows nor a benchmark.json (attribute, draft_evals, ...)."""
+    with neither per-query rows nor a benchmark.json (attribute, draft_evals, ...), or a
+    routing run (its per-query rows are about several skills: `diff` has no routing view)."""
+    if run.get("experiment") in NOT_DIFFED:
+        return None
     if "queries" in store.tables() and store.query(
             "SELECT 1 FROM queries WHERE run_id = ? LIMIT 1", [run["run_id"]]).num_rows:
         return "trigger"
@@ -169,6 +174,12 @@ def kind_of(store: Store, run: dict[str, Any]) -> str | None:
 
 def _from_store(run_id: str, store: Store) -> RunData:
     tables = store.tables()
+    if "runs" in tables:
+        kind = store.query("SELECT experiment FROM runs WHERE run_id = ?", [run_id]).to_pylist()
+        if kind and kind[0]["experiment"] in NOT_DIFFED:
+            raise UserError(f"run {run_id} is a {kind[0]['experiment']} run: diff compares one skill's "
+                            "trigger_eval or functional runs (see a routing run's confusion matrix "
+                            "in `skilleval view`, or query its rows with `skilleval sql`)")
     if "queries" in tables:
         rows = store.query("SELECT * FROM queries WHERE run_id = ? ORDER BY ts, case_id", [run_id]).to_pylist()
         if rows:

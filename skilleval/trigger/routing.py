@@ -71,9 +71,14 @@ def load_routing_cases(path: str | Path, skill_names: Sequence[str]) -> list[Rou
     if not isinstance(entries, list) or not entries:
         raise UserError(f"{p}: expected a non-empty JSON list of {{query, expected_skill}}")
     cases = []
+    asked: dict[str, int] = {}  # a query twice shares its trials: counted twice, maybe both ways
     for i, e in enumerate(entries):
         if not isinstance(e, dict) or not isinstance(e.get("query"), str) or not e["query"].strip():
             raise UserError(f"{p}: entry {i} needs a non-empty string 'query'")
+        if e["query"].strip() in asked:
+            raise UserError(f"{p}: entry {i}: duplicate query (same as entry {asked[e['query'].strip()]}): "
+                            f"{e['query'].strip()[:60]!r}")
+        asked[e["query"].strip()] = i
         if "expected_skill" not in e:
             raise UserError(f"{p}: entry {i} has no 'expected_skill' (a skill name, or null for none)")
         exp = e["expected_skill"]

@@ -125,3 +125,25 @@ def test_duplicate_case_ids_are_bad_input(skilleval_cli, tmp_path: Path) -> None
     r = skilleval_cli.run("+experiment=routing", _skills_arg(), f"cases={cases}", "progress=false",
                           check=2)
     assert "duplicate id 'r1'" in r.stderr
+
+
+def test_a_query_asked_twice_is_bad_input(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """The same query under two expected skills ran (its trials shared, counted under both):
+    precision 0.50 of one skill from one query's cached trials."""
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps([
+        {"query": "update CHANGELOG.md for the 2.4.0 release", "expected_skill": "changelog-writer"},
+        {"query": "update CHANGELOG.md for the 2.4.0 release ", "expected_skill": None}]))
+    r = skilleval_cli.run("+experiment=routing", _skills_arg(), f"cases={cases}", "progress=false", check=2)
+    assert "entry 1: duplicate query (same as entry 0)" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_diff_refuses_a_routing_run(skilleval_cli) -> None:  # noqa: ANN001
+    """diff read a routing run as one skill's trigger run: a header naming the first skill,
+    rows labelled trigger / quiet, precision of a skill the run was not about."""
+    skilleval_cli.run("+experiment=routing", _skills_arg(), f"cases={CASES}", "progress=false",
+                      "trigger.runs=1", check=0)
+    rid = json.loads(skilleval_cli.run("sql", "select run_id from runs where experiment = 'routing'",
+                                       "--format", "json", check=0).stdout)[0]["run_id"]
+    r = skilleval_cli.run("diff", rid, rid, check=2)
+    assert "is a routing run" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
