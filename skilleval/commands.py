@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Column, Table
 
 from skilleval.errors import UserError
-from skilleval.terminal import safe, visible_line
+from skilleval.terminal import json_visible, safe, visible, visible_line
 from skilleval.cliargs import ArgParser as _Parser
 
 
@@ -70,13 +70,17 @@ def sql_main(argv: list[str]) -> int:
                         "\"select count(*) from trials\")")
     rows = result.to_pylist()
     cols = result.column_names
+    # piped or redirected, csv and json are data for programs, written exactly; on a terminal
+    # they are read by a person, and stored text (queries, model output) must not run there
+    tty = sys.stdout.isatty()
     if args.format == "json":
-        print(json.dumps(_finite(rows), default=_json_value, ensure_ascii=False, indent=2,
-                         allow_nan=False))
+        text = json.dumps(_finite(rows), default=_json_value, ensure_ascii=False, indent=2, allow_nan=False)
+        print(json_visible(text) if tty else text)
     elif args.format == "csv":
         w = csv.writer(sys.stdout, lineterminator="\n")  # shell pipelines, not RFC 4180 CRLF
-        w.writerow(cols)
-        w.writerows([[_csv_cell(r[c]) for c in cols] for r in rows])
+        w.writerow([visible(c) for c in cols] if tty else cols)
+        w.writerows([[visible(v) if tty and isinstance(v, str) else v for v in (_csv_cell(r[c]) for c in cols)]
+                     for r in rows])
     else:
         # Cells fold instead of ending in "…"; piped, the table takes its natural width
         # (a pager or a file is not 80 columns wide, and a squeezed value is lost).

@@ -158,8 +158,10 @@ def get_plugin_manager() -> pluggy.PluginManager:
             failure = LoadFailure(ep.name, dist[0], f"{type(exc).__name__}: {exc}")
             if failure not in LOAD_FAILURES:
                 LOAD_FAILURES.append(failure)
-                print(f"skilleval: warning: plugin {ep.name!r} from {dist[0]} failed to load "
-                      f"({failure.error}); skipped", file=sys.stderr)
+                from skilleval.terminal import visible_line  # a plugin's message is not ours
+
+                print(f"skilleval: warning: plugin {ep.name!r} from {visible_line(dist[0])} failed to "
+                      f"load ({visible_line(failure.error)}); skipped", file=sys.stderr)
             continue
         pm.register(plugin, name=ep.name)
         _DISTS[id(plugin)] = dist

@@ -4,7 +4,8 @@ Queries, skill names, model output and stored text can hold rich markup (``[/]``
 render with MarkupError; ``[link=file:///etc/passwd]`` becomes a live hyperlink) and raw
 control sequences (``ESC[2J`` clears the screen, ``ESC]0;`` retitles the window, a bidi
 override reorders what the reader sees). `safe` is for text interpolated into rich markup;
-`visible` is for plain ``print`` (error lines, CSV is left as is: it is data for programs).
+`visible` is for plain ``print`` (error lines; `sql`'s CSV and JSON only on a terminal: piped,
+they are data for programs and written exactly).
 """
 from __future__ import annotations
 
@@ -29,6 +30,12 @@ def visible(text: object) -> str:
 def visible_line(text: object) -> str:
     """`visible`, and newlines too: for one-line messages (an error line stays one line)."""
     return visible(text).replace("\n", "\\n")
+
+
+def json_visible(text: str) -> str:
+    """JSON text with the control characters JSON leaves raw (C1, bidi overrides) escaped as
+    ``\\u009b``: still valid JSON (they occur only inside strings), never executed."""
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def safe(text: object) -> str:

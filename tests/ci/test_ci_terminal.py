@@ -145,3 +145,59 @@ def test_default_example_says_it_is_weak_on_purpose(default_trigger_run) -> None
     r = default_trigger_run.proc
     assert "weak on purpose" in r.stdout + r.stderr and "trigger_opt" in r.stdout + r.stderr
     assert Path(default_trigger_run.cli.results()[-1]).is_file()
+
+
+def _under_a_pty(cli, args: list[str], env: dict[str, str] | None = None) -> str:  # noqa: ANN001
+    """What `skilleval ARGS` writes to a terminal (stdout and stderr on one pty)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", *args], cwd=cli.cwd,
+                            env={**_env(cli), **(env or {})}, stdin=subprocess.DEVNULL, stdout=slave,
+                            stderr=slave, close_fds=True)
+    os.close(slave)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([master], [], [], 30.0)
+        if not ready:
+            break
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    proc.wait(timeout=30)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_sql_csv_and_json_show_stored_control_characters_on_a_terminal(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """`sql --format csv` wrote a stored query's ESC[2J (clear screen) and OSC title to the
+    terminal as they were; piped, the bytes stay exact (data for programs)."""
+    import json as _json
+
+    cases = tmp_path / "cases.json"
+    hostile = "update CHANGELOG.md \x1b[2J\x1b]0;PWNED\x07 \x9b31m now"
+    cases.write_text(_json.dumps([{"query": hostile, "should_trigger": True},
+                                  {"query": "what is 2 + 2?", "should_trigger": False}]))
+    skilleval_cli.run("+experiment=trigger_eval", f"cases={cases}", "trigger.runs=1", check=0)
+    sql = ["sql", "select query from queries where should_trigger"]
+    for fmt in ("csv", "json"):
+        shown = _under_a_pty(skilleval_cli, [*sql, "--format", fmt])
+        assert "\x1b[2J" not in shown and "\x07" not in shown and "\x9b" not in shown, repr(shown)
+        assert "PWNED" in shown, repr(shown)
+    piped = skilleval_cli.run(*sql, "--format", "csv", check=0).stdout
+    assert hostile in piped
+
+
+def test_a_plugin_load_failure_message_cannot_drive_the_terminal(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    site = tmp_path / "site"
+    (site / "evilplug").mkdir(parents=True)
+    (site / "evilplug" / "__init__.py").write_text('raise ImportError("evil \\x1b[2J\\x1b]0;PWNED\\x07 done")\n')
+    info = site / "evilplug-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: evilplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[skilleval]\nevilplug = evilplug\n")
+    r = skilleval_cli.run("plugins", env={"PYTHONPATH": str(site)}, check=0)
+    assert "failed to load" in r.stderr and "PWNED" in r.stderr, r.stderr
+    assert "\x1b" not in r.stderr and "\x07" not in r.stderr and "\\x1b[2J" in r.stderr, repr(r.stderr)
