@@ -191,6 +191,9 @@ def metrics(t: RoutingTally, confidence: float) -> dict[str, Any]:
 def routing_inputs(job: "JobContext") -> tuple[list[Skill], list[RoutingCase]]:
     """The skills and the labelled cases; also the experiment's ``check_inputs``, so bad ones
     are refused before the run is stored."""
+    if job.variant is not None and job.variant.description is not None:  # it was ignored
+        raise UserError("routing lists each skill with its own description: description= and "
+                        "variant= apply to one skill= (trigger_eval, trigger_opt)")
     skills = resolve_skills(job.cfg.get("skills"))
     cases_file = job.cfg.get("cases")
     if not cases_file:
@@ -207,6 +210,14 @@ def run_routing(job: "JobContext") -> int:
 
     skills, cases = job.prepared or routing_inputs(job)  # check_inputs read them already
     names = [s.name for s in skills]
+    from skilleval.skills import description_problems
+
+    if any(o.startswith(("skill=", "+skill=")) for o in job.overrides):
+        job.console.print("[yellow]note: skill= is not used by routing (it lists skills=)[/yellow]")
+    for s in skills:  # measured as written, but said (as trigger_eval says it of skill=)
+        for problem, consequence in description_problems(s.description):
+            job.console.print(f"[yellow]warning:[/yellow] {escape(s.path)}: {problem}; measured as "
+                              f"written, but {consequence}")
     from skilleval.app import checked_number
 
     n_catalog = checked_number("trigger.catalog", job.cfg.trigger.get("catalog", 0), int)

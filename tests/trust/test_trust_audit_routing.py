@@ -147,3 +147,18 @@ def test_diff_refuses_a_routing_run(skilleval_cli) -> None:  # noqa: ANN001
                                        "--format", "json", check=0).stdout)[0]["run_id"]
     r = skilleval_cli.run("diff", rid, rid, check=2)
     assert "is a routing run" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_routing_refuses_description_and_says_what_it_does_not_use(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """description= was ignored without a word (the same figures as without it); a listed
+    skill whose description has '<' (which validate refuses) was measured without a warning."""
+    r = skilleval_cli.run("+experiment=routing", _skills_arg(), f"cases={CASES}", "description='Totally different.'",
+                          check=2)
+    assert "description=" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    angled = tmp_path / "angled"
+    angled.mkdir()
+    (angled / "SKILL.md").write_text("---\nname: angled\ndescription: Use for <b>bold</b> requests.\n---\nbody\n")
+    r = skilleval_cli.run("+experiment=routing", f"skills=[{','.join(map(str, SKILLS))},{angled}]", f"cases={CASES}",
+                          "trigger.runs=1", f"skill={SKILLS[0]}", "progress=false", check=0)
+    out = " ".join((r.stdout + r.stderr).split())
+    assert "not used by routing" in out and "warning:" in out and "angled" in out, out
