@@ -138,13 +138,25 @@ async def run_compare_async(job: "JobContext", setup: Any) -> dict[str, Any]:
     w.close()
     ok = [r for r in results if r["status"] == "ok"]
     tally = Counter(r["winner_arm"] for r in ok)
-    per_eval_wins = {c.name: Counter(results[i]["winner_arm"] for i, (p, _) in enumerate(pairs)
+    # an execution that errored or timed out leaves its pair uncompared: counted, never a tie
+    executions = {a.name: dict(Counter(("ok" if r.result is not None and r.result.ok else
+                                        r.result.status if r.result is not None else "not run")
+                                       for r in records if r.arm is a)) for a in (prim_arm, base_arm)}
+    planned = {c.id: sum(1 for r in records if r.arm is prim_arm and r.case.id == c.id) for c in setup.cases}
+    compared = Counter(p.case.id for p, _ in pairs)
+    per_eval_wins = {c.name: Counter(("DISAGREE" if not results[i].get("consistent") else results[i]["winner_arm"])
+                                     for i, (p, _) in enumerate(pairs)
                                      if p.case.id == c.id and results[i]["status"] == "ok")
                      for c in setup.cases}
     return {
         "primary": prim_arm.name, "baseline": base_arm.name, "pairs": len(pairs), "judged": len(ok),
         "judge_errors": len(results) - len(ok), "wins": {prim_arm.name: tally[prim_arm.name],
                                                          base_arm.name: tally[base_arm.name], "TIE": tally["TIE"]},
+        # of the TIEs, the pairs whose two orders named different winners (not a judged tie)
+        "orders_disagree": sum(1 for r in ok if not r.get("consistent")),
+        "executions": executions, "pairs_planned": sum(planned.values()),
+        "pairs_not_compared": {c.name: planned[c.id] - compared[c.id] for c in setup.cases
+                               if planned[c.id] > compared[c.id]},
         "position_consistency": round(sum(r["consistent"] for r in ok) / len(ok), 4) if ok else None,
         "sign_test_p": sign_test_by_eval(per_eval_wins, prim_arm.name, base_arm.name),
         "sign_test_unit": "eval (an eval counts for the arm that won more of its repeats)",
@@ -199,12 +211,25 @@ async def compare_async(job: "JobContext") -> int:
     (job.output_dir / "comparison_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     t = Table(title=f"blind comparison: {summary['primary']} vs {summary['baseline']} "
                     f"({summary['judged']} pairs, both orders)")
-    for col in ("eval", f"{summary['primary']} wins", f"{summary['baseline']} wins", "ties"):
+    for col in ("eval", f"{summary['primary']} wins", f"{summary['baseline']} wins", "ties",
+                "orders disagree", "not compared"):
         t.add_column(col, justify="left" if col == "eval" else "right")
+    lost = summary["pairs_not_compared"]
     for ev, w in summary["per_eval"].items():
-        t.add_row(safe(ev), str(w.get(summary["primary"], 0)), str(w.get(summary["baseline"], 0)), str(w.get("TIE", 0)))
-    t.add_row("[bold]all[/bold]", *(str(summary["wins"][k]) for k in (summary["primary"], summary["baseline"], "TIE")))
+        judged = sum(w.values())
+        t.add_row(safe(ev), *(str(w.get(k, 0)) if judged else "—" for k in
+                              (summary["primary"], summary["baseline"], "TIE", "DISAGREE")),
+                  f"[yellow]{lost[ev]}[/yellow]" if lost.get(ev) else "0")
+    w = summary["wins"]
+    t.add_row("[bold]all[/bold]", str(w[summary["primary"]]), str(w[summary["baseline"]]),
+              str(w["TIE"] - summary["orders_disagree"]), str(summary["orders_disagree"]), str(sum(lost.values())))
     job.out.print(t)
+    bad = {a: n for a, c in summary["executions"].items() if (n := sum(v for k, v in c.items() if k != "ok"))}
+    if bad:
+        job.out.print(f"[yellow]executions that errored or timed out: "
+                      f"{', '.join(f'{safe(a)} {n}' for a, n in bad.items())}; "
+                      f"{sum(lost.values())} of {summary['pairs_planned']} pairs not compared (in no count; "
+                      "an eval with none is shown —)[/yellow]")
     pc, p = summary["position_consistency"], summary["sign_test_p"]
     job.out.print(f"position consistency: {'n/a' if pc is None else f'{pc:.0%}'} (orders agreed); "
                   f"sign test over evals p = {'n/a' if p is None else f'{p:.3g}'}; judge errors: {summary['judge_errors']}")

@@ -217,3 +217,19 @@ def test_every_execution_errored_is_counted_per_arm_and_exported(skilleval_cli, 
         "with_skill": (0, 1), "without_skill": (0, 1)}
     assert not list(bp.parent.rglob("grading.json"))
     assert len(list(bp.parent.rglob("execution_error.json"))) == 2
+
+
+def test_compare_counts_the_pairs_an_errored_execution_left_uncompared(skilleval_cli, sim400) -> None:  # noqa: ANN001
+    """compare built pairs from valid executions only and said nothing of the rest: an eval
+    whose executions timed out read "0 | 0 | 0", like a judged draw, with exit 0."""
+    sim400.configure(fail_next=[400])
+    p = skilleval_cli.run("+experiment=compare", "functional.runs=2", "backend=anthropic_api",
+                          f"backend.base_url={sim400.url}", "backend.max_retries=0", "functional.only=[2]",
+                          "functional.concurrency=1", "progress=false", check=0, timeout=300)
+    [path] = list(skilleval_cli.outputs.rglob("comparison_summary.json"))[-1:]
+    s = json.loads(path.read_text())
+    assert s["pairs_planned"] == 2 and s["pairs"] == 1, s
+    assert sum(c.get("error", 0) for c in s["executions"].values()) == 1, s["executions"]
+    assert list(s["pairs_not_compared"].values()) == [1], s
+    out = " ".join(p.stdout.split())
+    assert "1 of 2 pairs not compared" in out and "errored or timed out" in out, p.stdout

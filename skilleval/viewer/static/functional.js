@@ -349,7 +349,9 @@
       h("div", { class: "big" + (cls ? " " + cls : "") }, big), h("div", { class: "muted" }, note));
     return h("div", { class: "cards" },
       card("wins (primary / baseline / tie)", `${w[s.primary] || 0} / ${w[s.baseline] || 0} / ${w.TIE || 0}`,
-        `${s.primary} vs ${s.baseline} · ${s.judged} of ${s.pairs} pairs judged`),
+        `${s.primary} vs ${s.baseline} · ${s.judged} of ${s.pairs} pairs judged` +
+        (s.orders_disagree ? ` · ${s.orders_disagree} of the ties: the two orders named different winners` : "") +
+        (s.pairs_planned > s.pairs ? ` · ${s.pairs_planned - s.pairs} of ${s.pairs_planned} pairs not compared (an execution errored or timed out)` : "")),
       card("sign test", SE.pval(s.sign_test_p), `over ${s.sign_test_unit || "evals"}`),
       card("position consistency", SE.pct(s.position_consistency), "both orders named the same winner"),
       card("judge errors", String(s.judge_errors || 0), "no verdict: in no count, never a tie", s.judge_errors ? "errors" : ""));
