@@ -312,7 +312,8 @@ def paired_bootstrap_delta(before: "list[tuple[int, int]]", after: "list[tuple[i
     where either side has a zero denominator are dropped. Returns (None, −1, 1) when a side
     has no denominator at all, and (delta, −1, 1) when a single item carries every
     denominator: every kept replicate then holds that one item and repeats the point (one
-    query fired in both runs gave "+0 [+0, +0]"), so the data bound nothing.
+    query fired in both runs gave "+0 [+0, +0]"), so the data bound nothing. When every
+    replicate is the point (both precisions at 0 or 1), Newcombe's unpaired interval instead.
     """
     import numpy as np
 
@@ -334,6 +335,12 @@ def paired_bootstrap_delta(before: "list[tuple[int, int]]", after: "list[tuple[i
     reps = an[idx].sum(axis=1)[ok] / sa[ok] - bn[idx].sum(axis=1)[ok] / sb[ok]
     alpha = (1 - confidence) / 2
     low, high = np.quantile(reps, [alpha, 1 - alpha])
+    if np.ptp(reps) == 0:
+        # Every replicate repeats the point: both precisions sit at a bound (no fired query
+        # was wrong, or none right), where a percentile bootstrap cannot vary. "+0 [+0, +0]"
+        # from three fired queries claimed a certainty the data lack; the unpaired score
+        # interval of the two proportions says what they can bound.
+        return independent_diff_interval(int(bn.sum()), int(bd.sum()), int(an.sum()), int(ad.sum()), confidence)
     return (point, float(low), float(high))
 
 

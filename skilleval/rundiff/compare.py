@@ -188,5 +188,6 @@ def functional_diff(a: RunData, b: RunData, common: bool, confidence: float) -> 
                                        "method": "bootstrap over evals (paired by eval), "
                                                  "permutation p stratified by eval"},
                          "per_eval": per_eval}
+    notes.extend(setting_notes(a, b))
     return {"kind": "functional", "a": _side(a), "b": _side(b), "confidence": confidence,
             "compared": len(evals), "arms": out_arms, "notes": notes}

@@ -289,4 +289,11 @@ def _benchmark_file(path: Path, doc: dict[str, Any]) -> RunData:
     if left_out:
         data.notes.append(f"{path.name}: {left_out} run(s) of evals an arm had too few valid "
                           "executions of (insufficient) are left out, as in the run's own delta")
+    partial = doc.get("partial")
+    if isinstance(partial, dict):  # a budget stop: what was measured, not the whole run
+        data.notes.append(f"{meta.get('run_id') or path.name} is partial ({partial.get('reason', 'stopped')}: "
+                          f"{partial.get('executions_not_run', '?')} of {partial.get('executions_planned', '?')} "
+                          "executions not run): its rates are over what ran")
+    data.settings = {k: v for k, v in (("backend", meta.get("backend")), ("model", meta.get("executor_model")))
+                     if v is not None}
     return data

@@ -117,3 +117,30 @@ def test_precision_delta_on_one_fired_query_bounds_nothing(skilleval_cli, tmp_pa
     prec = json.loads(skilleval_cli.run("diff", str(a), str(b), "--format", "json",
                                         check=0).stdout)["deltas"]["precision"]
     assert (prec["delta"], prec["low"], prec["high"]) == (0.0, -1.0, 1.0)
+
+
+def test_functional_diff_says_partial_and_a_model_change(skilleval_cli) -> None:  # noqa: ANN001
+    """A budget-stopped functional run diffed as if complete (a -28 pp "regression" that was
+    the budget's), and a stub run against another model's with no word about the model."""
+    common = ("+experiment=functional_eval", "functional.runs=1", "functional.only=[1,2]", "progress=false")
+    skilleval_cli.run(*common, "backend.model=sim-1", check=0)
+    skilleval_cli.run(*common, "backend.model=sim-2", check=0)
+    skilleval_cli.run(*common, "backend.model=sim-3", "budget.max_calls=1", check=4)
+    ids = [r["run_id"] for r in json.loads(skilleval_cli.run(
+        "sql", "select run_id from runs order by ts", "--format", "json", check=0).stdout)]
+    d = json.loads(skilleval_cli.run("diff", ids[0], ids[1], "--format", "json", check=0).stdout)
+    assert any("differ in model (A sim-1, B sim-2)" in n for n in d["notes"]), d["notes"]
+    d = json.loads(skilleval_cli.run("diff", ids[0], ids[2], "--format", "json", "--common", check=0).stdout)
+    assert any("is partial (budget stop" in n for n in d["notes"]), d["notes"]
+
+
+def test_precision_at_its_bound_in_both_runs_gets_no_zero_width_interval() -> None:
+    """Three fired queries, all right, in both runs: every bootstrap replicate is 1 - 1, and
+    the diff printed "precision +0 pp [+0 pp, +0 pp]"."""
+    from skilleval.stats import independent_diff_interval, paired_bootstrap_delta
+
+    before = [(1, 1), (1, 1), (0, 0), (0, 0)]
+    after = [(1, 1), (1, 1), (1, 1), (0, 0)]
+    d, lo, hi = paired_bootstrap_delta(before, after)
+    assert d == 0.0 and lo < -0.2 and hi > 0.2, (d, lo, hi)
+    assert (d, lo, hi) == independent_diff_interval(2, 2, 3, 3)
