@@ -68,10 +68,19 @@ class Budget:
         self.calls += calls
         self.in_flight += calls
 
+    def _money_fits(self, calls: int) -> bool:
+        est = HEADROOM * (self.per_call_usd or 0.0)
+        return self.max_usd is None or (self.usd < self.max_usd and
+                                        self.usd + (self.in_flight + calls) * est <= self.max_usd * (1 + 1e-9))
+
     async def areserve(self, calls: int = 1) -> None:
-        """`reserve()`, waiting first while a money cap is set, no call has been priced
-        yet and another is in flight (its cost is the estimate every later call uses)."""
-        while self.max_usd is not None and self.per_call_usd is None and self.in_flight > 0:
+        """`reserve()`, waiting first while a money cap is set and either no call has been
+        priced yet and another is in flight (its cost is the estimate every later call uses),
+        or the calls in flight, booked at the estimate, leave no room for this one: they
+        settle at their real cost, usually well under it. Stopping there instead ended a run
+        at half its cap ($0.0024 of $0.01 spent, 7 calls in flight booked at $0.001 each)."""
+        while self.max_usd is not None and self.in_flight > 0 and (
+                self.per_call_usd is None or not self._money_fits(calls)):
             if self._settled is None:
                 self._settled = asyncio.Event()
             await self._settled.wait()

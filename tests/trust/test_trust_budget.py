@@ -162,6 +162,36 @@ def test_calls_in_flight_are_booked_against_max_usd() -> None:
     assert budget.stopped and budget.in_flight == 0
 
 
+def test_a_money_cap_is_spent_up_to_its_last_call_not_stopped_at_half() -> None:
+    """With calls in flight booked at twice the dearest call, a cap of $0.01 stopped at
+    $0.0024 spent (7 in flight, next ~$0.001): a call that does not fit now waits for the
+    calls in flight to settle at their real cost, and stops only when none is left."""
+    import asyncio
+
+    from skilleval.budget import HEADROOM, Budget
+    from skilleval.errors import BudgetExhausted
+
+    budget = Budget(max_usd=0.01)
+    stopped: list[bool] = []  # the first stop ends the run, as in the trial runner
+
+    async def caller() -> None:
+        while not stopped:
+            try:
+                await budget.areserve()
+            except BudgetExhausted:
+                stopped.append(True)
+                return
+            await asyncio.sleep(0.01)
+            budget.charge_usd(0.001)
+
+    async def main() -> None:
+        await asyncio.gather(*(caller() for _ in range(8)))
+
+    asyncio.run(main())
+    assert 0.01 - HEADROOM * 0.001 <= budget.usd <= 0.01, budget.usd
+    assert budget.stopped and budget.in_flight == 0
+
+
 def test_a_free_error_does_not_make_the_next_calls_look_free() -> None:
     from skilleval.budget import HEADROOM, Budget
     from skilleval.errors import BudgetExhausted
