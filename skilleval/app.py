@@ -34,7 +34,7 @@ from skilleval.progress import LiveProgress, PlainProgress
 from skilleval.registry import Registry
 from skilleval.skills import description_problems, load_skill
 from skilleval.store.liveness import run_lease
-from skilleval.terminal import safe
+from skilleval.terminal import RunConsole, safe
 from skilleval.sweep_table import FINISHED, JobOutcome
 from skilleval.trigger.policies import TriggerSettings
 
@@ -60,8 +60,8 @@ class JobContext:
     backend: Backend
     budget: Budget | None
     # soft_wrap: status lines stay whole in CI logs and pipes (no wrapping at 80 columns)
-    console: Console = field(default_factory=lambda: Console(stderr=True, soft_wrap=True))
-    out: Console = field(default_factory=Console)
+    console: Console = field(default_factory=lambda: RunConsole(stderr=True, soft_wrap=True))
+    out: Console = field(default_factory=RunConsole)
     overrides: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
     variant: Any = None  # skilleval.variants.source.Choice, set by run_job

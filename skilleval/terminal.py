@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from rich.console import Console
 from rich.markup import escape
 
 # C0 controls except tab and newline, DEL, C1 controls, and the Unicode bidi overrides/isolates.
@@ -41,3 +42,20 @@ def json_visible(text: str) -> str:
 def safe(text: object) -> str:
     """`text` ready to interpolate into rich markup: controls visible, markup escaped."""
     return escape(visible(text))
+
+
+class RunConsole(Console):
+    """A job's console (stdout or stderr): when the reader leaves (``| head``), the run goes
+    on and ends with its own status and exit code; what it would still have printed is
+    dropped. Elsewhere a closed pipe ends the command (cli: one line, exit 2), but a run whose
+    trials are stored must not be marked failed, or exit as bad input, over its printing."""
+
+    def on_broken_pipe(self) -> None:
+        import os
+        import sys
+
+        self.quiet = True
+        stream = sys.stderr if self.stderr else sys.stdout
+        devnull = os.open(os.devnull, os.O_WRONLY)  # later plain prints go nowhere, quietly
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)

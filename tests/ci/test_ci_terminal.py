@@ -201,3 +201,19 @@ def test_a_plugin_load_failure_message_cannot_drive_the_terminal(skilleval_cli, 
     r = skilleval_cli.run("plugins", env={"PYTHONPATH": str(site)}, check=0)
     assert "failed to load" in r.stderr and "PWNED" in r.stderr, r.stderr
     assert "\x1b" not in r.stderr and "\x07" not in r.stderr and "\\x1b[2J" in r.stderr, repr(r.stderr)
+
+
+@pytest.mark.parametrize("both", [False, True], ids=["stdout", "stdout-and-stderr"])
+def test_a_run_piped_into_head_finishes_as_it_would_have(skilleval_cli, both: bool) -> None:  # noqa: ANN001
+    """`skilleval +experiment=... | head -1`: the reader left after one line, and a run whose
+    trials and results.json were written was marked failed and exited 2 (or 1)."""
+    proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", "+experiment=trigger_eval", "progress=false",
+                             "trigger.runs=1"], cwd=skilleval_cli.cwd, env=skilleval_cli.env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT if both else subprocess.DEVNULL)
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # what head does after its line
+    assert proc.wait(timeout=120) == 0
+    r = skilleval_cli.run("sql", "select status from runs", "--format", "csv", check=0)
+    assert r.stdout.split() == ["status", "done"], r.stdout
