@@ -240,9 +240,20 @@ class Store:
         raise AssertionError("unreachable")
 
     def _quarantine_after(self, exc: Exception, done: bool) -> bool:
-        """True when `exc` was a damaged part that a deep check has now moved aside."""
+        """True when `exc` was a damaged part that a deep check has now moved aside. On an
+        object store nothing is moved: a damaged part is one line naming it (exit 3), where it
+        was a traceback (or, in `sql`, an "SQL error")."""
+        if not self.location.is_local and is_read_failure(exc) and not isinstance(exc, duckdb_http_error()):
+            raise self.location.damaged("", exc) from None
         return (not done and self.location.is_local and is_read_failure(exc)
                 and bool(quarantine_unreadable(Path(self.location.path), deep=True)))
+
+def duckdb_http_error() -> tuple[type[BaseException], ...]:
+    """DuckDB errors of the connection to an object store (not of a part's bytes)."""
+    import duckdb
+
+    return tuple(t for t in (getattr(duckdb, "HTTPException", None),) if t is not None)
+
 
 def _has_view(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     return bool(con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?",

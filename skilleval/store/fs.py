@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from skilleval.errors import UserError
+from skilleval.errors import HarnessError, UserError
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 # Schemes whose filesystem lives in a skilleval extra, so the hint can name it.
@@ -121,16 +121,31 @@ class StoreLocation:
         return os.path.getsize(path) if self.is_local else int(self.fs.size(path))
 
     def metadata(self, path: str) -> pq.FileMetaData:
-        if self.is_local:
-            return pq.read_metadata(path)
-        with self.fs.open(path, "rb") as fh:
-            return pq.read_metadata(fh)
+        try:
+            if self.is_local:
+                return pq.read_metadata(path)
+            with self.fs.open(path, "rb") as fh:
+                return pq.read_metadata(fh)
+        except pa.ArrowException as exc:
+            raise self.damaged(path, exc) from None
 
     def read_table(self, path: str) -> pa.Table:
-        if self.is_local:
-            return pq.read_table(path)
-        with self.fs.open(path, "rb") as fh:
-            return pq.read_table(fh)
+        try:
+            if self.is_local:
+                return pq.read_table(path)
+            with self.fs.open(path, "rb") as fh:
+                return pq.read_table(fh)
+        except pa.ArrowException as exc:
+            raise self.damaged(path, exc) from None
+
+    def damaged(self, what: str, exc: BaseException) -> HarnessError:
+        """The one-line error for a part that cannot be read (exit 3), with how to repair it:
+        a local store moves damaged parts aside itself (`store check --quarantine`); an object
+        store is not repaired automatically."""
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        fix = ("move it aside with `skilleval store check --quarantine`" if self.is_local else
+               "delete that object (a remote store is not repaired automatically), then rerun")
+        return HarnessError(f"the store {self.url} holds a part that cannot be read ({first}): {fix}")
 
     def register(self, con: Any) -> None:
         """Let a DuckDB connection read this store's URLs."""

@@ -86,3 +86,22 @@ def test_misconfigured_endpoint_is_exit_2_with_one_line(skilleval_cli):
 def test_missing_bucket_is_exit_2(skilleval_cli, s3_server):
     proc = skilleval_cli.run("sql", "select 1", "--store", "s3://no-such-bucket-here/p", env=s3_server)
     assert proc.returncode == 2 and "does not exist" in proc.stderr, proc.stderr
+
+
+def test_a_damaged_part_in_s3_is_one_line_naming_the_store(skilleval_cli, s3_bucket, s3_server):
+    """A local store moves a damaged part aside; on S3 the same part made every run a
+    40-frame traceback (exit 1, the gate code), `sql` blame the user's SQL, and `store
+    compact` a pyarrow traceback."""
+    root = f"s3://{s3_bucket}/team"
+    skilleval_cli.run(*EXP, f"store.root={root}", env=s3_server, check=0)
+    c = boto3.client("s3")
+    key = next(o["Key"] for o in c.list_objects_v2(Bucket=s3_bucket)["Contents"] if "/trials/" in o["Key"])
+    c.put_object(Bucket=s3_bucket, Key=key.rsplit("/", 1)[0] + "/part-99999-deadbeef.parquet",
+                 Body=b"PAR1garbagegarbagePAR1")
+    for args in (("sql", "select count(*) from trials", "--store", root),
+                 (*EXP, f"store.root={root}", "trigger.runs=2"),
+                 ("store", "compact", "--store", root)):
+        r = skilleval_cli.run(*args, env=s3_server, check=None)
+        lines = [ln for ln in r.stderr.strip().splitlines() if ln.startswith("skilleval: error:")]
+        assert r.returncode == 3 and "Traceback" not in r.stderr, (args, r.returncode, r.stderr[-2000:])
+        assert len(lines) == 1 and root in lines[0] and "cannot be read" in lines[0], (args, r.stderr[-2000:])
