@@ -70,7 +70,9 @@ def _hydra_main() -> None:
         # sweep); the process exits with the worst code of all jobs.
         error = None
         try:
-            code = run_job(cfg, default_registry(), default_plugin_manager())
+            registry = default_registry()
+            registry.require_unique()
+            code = run_job(cfg, registry, default_plugin_manager())
         except SkillevalError as exc:
             code, error = exc.exit_code, (visible_line(exc) if exc.exit_code else None)
         job_num = _multirun_job_num()
@@ -242,6 +244,12 @@ def _run_hydra(args: list[str]) -> int:
     from skilleval.variants.expand import expand_variant_args
 
     args = expand_variant_args(args)  # variant='glob(*)' -> the variants file's names
+    if {"--help", "-h", "--hydra-help"} & set(args):  # help still answers, and says this
+        from skilleval.registry import default_registry
+
+        for clash in default_registry().clashes:
+            print(f"skilleval: warning: {visible_line(clash)}; runs refuse to start until one is "
+                  "removed", file=sys.stderr)
     check_overrides(args)
     # Let configuration errors reach us (instead of Hydra printing a trace and exiting 1).
     os.environ["HYDRA_FULL_ERROR"] = "1"

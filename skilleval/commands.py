@@ -109,19 +109,24 @@ def plugins_main(argv: list[str]) -> int:
     p = _Parser(prog="skilleval plugins", description="List every installed plugin option.")
     p.add_argument("--format", choices=["table", "json"], default="table")
     args = p.parse_args(argv)
-    regs = default_registry().all()
+    registry = default_registry()
+    regs = registry.all()
+    for clash in registry.clashes:  # listed still, so the user can see what clashes with what
+        print(f"skilleval: error: {visible_line(clash)}; runs refuse to start until one is removed",
+              file=sys.stderr)
+    code = 2 if registry.clashes else 0
     if args.format == "json":
         print(json.dumps([{"kind": r.kind, "name": r.name, "distribution": r.distribution,
                            "version": r.version, "plugin": r.plugin, "help": r.help} for r in regs],
                          indent=2))
-        return 0
+        return code
     # Names never shrink to "…" (they are what a user types); a long description folds.
     table = Table(*(Column(h, no_wrap=True) for h in ("kind", "name", "distribution", "version")),
                   Column("description", overflow="fold"))
     for r in regs:
         table.add_row(*(safe(x) for x in (r.kind, r.name, r.distribution, r.version, r.help)))
     Console().print(table)
-    return 0
+    return code
 
 
 def validate_main(argv: list[str]) -> int:

@@ -52,16 +52,26 @@ class Registration:
 @dataclass
 class Registry:
     entries: dict[tuple[str, str], Registration] = field(default_factory=dict)
+    #: one line per name two plugins both registered (the first stays): a run refuses to
+    #: start (`require_unique`), while ``--help`` and ``skilleval plugins`` still answer and
+    #: show the clash (raising here took both down with the run)
+    clashes: list[str] = field(default_factory=list)
 
     def add(self, reg: Registration) -> None:
         key = (reg.kind, reg.name)
         if key in self.entries:
             prev = self.entries[key]
-            raise UserError(
-                f"{reg.kind} {reg.name!r} is registered twice: by {prev.plugin} "
-                f"({prev.distribution}) and by {reg.plugin} ({reg.distribution})"
-            )
+            self.clashes.append(f"{reg.kind} {reg.name!r} is registered twice: by {prev.plugin} "
+                                f"({prev.distribution}) and by {reg.plugin} ({reg.distribution})")
+            return
         self.entries[key] = reg
+
+    def require_unique(self) -> None:
+        """UserError (exit 2) when two plugins registered one name: which one a run would use
+        is not the user's choice."""
+        if self.clashes:
+            more = f" (and {len(self.clashes) - 1} more clash(es): skilleval plugins)" if len(self.clashes) > 1 else ""
+            raise UserError(self.clashes[0] + more)
 
     def names(self, kind: str) -> list[str]:
         return sorted(n for k, n in self.entries if k == kind)

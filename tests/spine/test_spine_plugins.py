@@ -65,8 +65,31 @@ def test_a_registered_plugin_object_is_collected_and_clashes_are_named() -> None
             register("stub", lambda params: None)
 
     pm.register(Clash(), name="clashing-plugin")
+    clashed = collect(pm)  # the first registration stays; a run refuses to start
+    assert clashed.get("backend", "stub").plugin != "clashing-plugin"
     with pytest.raises(UserError, match="registered twice.*clashing-plugin"):
-        collect(pm)
+        clashed.require_unique()
+
+
+def test_a_clashing_plugin_leaves_help_and_plugins_answering(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """A plugin registering backend 'stub' again took down `--help` and `skilleval plugins`
+    (the command that would show it) with the run: both exited 2 with the clash alone."""
+    site = tmp_path / "site"
+    (site / "clash").mkdir(parents=True)
+    (site / "clash" / "__init__.py").write_text(
+        "from skilleval import hookimpl\n@hookimpl\ndef register_backends(register):\n"
+        "    register('stub', object, help='x')\n")
+    info = site / "clash-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: clash\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[skilleval]\nclash = clash\n")
+    env = {"PYTHONPATH": str(site)}
+    r = skilleval_cli.run("plugins", env=env, check=2)
+    assert "registered twice" in r.stderr and "backend" in r.stdout and "reporter" in r.stdout, r.stdout
+    r = skilleval_cli.run("--help", env=env, check=0)
+    assert "registered twice" in r.stderr and "+experiment=" in r.stdout, r.stdout[-500:]
+    r = skilleval_cli.run("+experiment=trigger_eval", env=env, check=2)
+    assert "registered twice" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
 @pytest.fixture(scope="module")
