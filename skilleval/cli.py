@@ -106,6 +106,22 @@ def _one_line(exc: BaseException) -> str:
     while not text and exc.__cause__ is not None:  # Hydra wraps parse errors in empty exceptions
         exc = exc.__cause__
         text = str(exc).strip()
+    hint = re.search(r"^To append to your config use (\+\S+)", text, re.M)
+    cause = str(exc.__cause__ or "").strip().splitlines()
+    missing = re.search(r"full_key: (\S+)", str(exc.__cause__ or ""))
+    if hint and missing and "." not in missing.group(1):  # a whole section this experiment lacks
+        from skilleval.strict import experiments_with_group
+
+        group = missing.group(1)
+        owners = experiments_with_group(group)
+        if owners:
+            return (f"{hint.group(1).lstrip('+').split('=', 1)[0]}: this experiment has no {group} "
+                    f"settings ({group}.* belongs to {', '.join(f'+experiment={o}' for o in owners)})")
+    if hint and cause and "is not in struct" in cause[0]:
+        # a known mapping setting (strict.py let its key through) given keys its default
+        # lacks, e.g. functional.arm_overrides={without_skill:{max_turns:5}}: the + form works
+        return (f"{text.splitlines()[0]} ({cause[0]}): a value that adds keys to an empty setting "
+                f"needs a leading +, as in {hint.group(1)}")
     # Hydra's "+key" hint leads to a setting nothing reads (strict.py catches known groups)
     lines = [ln.strip() for ln in text.splitlines()
              if ln.strip() and not ln.strip().startswith("To append to your config use")]
@@ -115,6 +131,13 @@ def _one_line(exc: BaseException) -> str:
             break
     if len(lines) > 1 and lines[1].lower().startswith("available options"):
         return f"{lines[0]} (valid: {', '.join(lines[2:])})"
+    load = re.search(r"Could not load '(\w+)/([^']+)'", lines[0]) if lines else None
+    if load:  # e.g. reporter=[console,nosuch]: a list names no options the way a choice does
+        from skilleval.registry import default_registry
+
+        names = default_registry().names(load.group(1))
+        if names:
+            return f"{load.group(1)} {load.group(2)!r} does not exist (valid: {', '.join(names)})"
     lexer = re.match(r"LexerNoViableAltException: ([\w.+~@/-]+)=(.*)$", lines[0]) if lines else None
     if lexer:  # e.g. gate.baseline=latest~1: the grammar reads ~ and friends, quotes pass them
         key, value = lexer.groups()
@@ -216,10 +239,9 @@ def _unknown_verb(word: str, verbs: dict[str, Any]) -> None:
     """`skilleval plugin` or `skilleval trigger_eval`: a bare word is no Hydra override (Hydra
     answers "Error parsing override ...; missing EQUAL"); say what was meant instead."""
     import difflib
+    from importlib.resources import files
 
     from skilleval.errors import UserError
-
-    from importlib.resources import files
 
     experiments = {p.name[:-5] for p in (files("skilleval.conf") / "experiment").iterdir()
                    if p.name.endswith(".yaml")}

@@ -10,6 +10,7 @@ the options' parameter fields) is checked against the keys that exist, with or w
 from __future__ import annotations
 
 import difflib
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
@@ -41,6 +42,14 @@ def yaml_group_keys() -> dict[str, set[str]]:
         if keys:
             out[group.name] = keys
     return out
+
+
+def experiments_with_group(group: str) -> list[str]:
+    """The shipped experiments whose defaults list ``/group`` (``optimize`` -> trigger_opt):
+    for saying where a setting belongs when the chosen experiment has no such section."""
+    root = resources.files("skilleval.conf") / "experiment"
+    return sorted(f.name[:-5] for f in root.iterdir() if f.name.endswith(".yaml")
+                  and re.search(rf"^\s*-\s*/{re.escape(group)}\s*:", f.read_text(encoding="utf-8"), re.M))
 
 
 def _top_level_files() -> list[Any]:

@@ -217,3 +217,18 @@ def test_a_run_piped_into_head_finishes_as_it_would_have(skilleval_cli, both: bo
     assert proc.wait(timeout=120) == 0
     r = skilleval_cli.run("sql", "select status from runs", "--format", "csv", check=0)
     assert r.stdout.split() == ["status", "done"], r.stdout
+
+
+def test_config_errors_say_why_and_how(skilleval_cli) -> None:  # noqa: ANN001
+    """Hydra's "Could not override 'optimize.apply'." / "Could not load 'reporter/nosuch'."
+    said neither why nor what to write instead."""
+    cases = [(("+experiment=trigger_eval", "optimize.apply=true"),
+              "optimize.apply: this experiment has no optimize settings (optimize.* belongs to "
+              "+experiment=trigger_opt)"),
+             (("+experiment=functional_eval", "functional.arm_overrides={without_skill:{max_turns:5}}"),
+              "needs a leading +, as in +functional.arm_overrides={without_skill:{max_turns:5}}"),
+             (("+experiment=trigger_eval", "reporter=[console,nosuch]"),
+              "reporter 'nosuch' does not exist (valid: console, json, junit, markdown)")]
+    for args, words in cases:
+        r = skilleval_cli.run(*args, check=2)
+        assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
