@@ -119,6 +119,11 @@ def test_validate_cli_exit_codes(tmp_path: Path, skilleval_cli) -> None:
     assert "Skill is valid!" not in r.stdout
     r = skilleval_cli.run("validate", str(tmp_path / "nope"), check=2)
     assert "nope" in r.stderr and "Traceback" not in r.stderr
+    # a problem of one of the folder's files names that file once ("x/SKILL.md: x/SKILL.md: ...")
+    linked = write_skill(tmp_path, "linked-skill", "Tidy CSV files.")
+    (linked / "notes.md").symlink_to(tmp_path / "good-skill" / "SKILL.md")
+    r = skilleval_cli.run("validate", str(linked), check=2)
+    assert r.stderr.strip() == f"error: {linked / 'notes.md'}: symlink points outside the skill folder", r.stderr
 
 
 # -- writing a description back ---------------------------------------------------------------
