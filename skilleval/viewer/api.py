@@ -77,7 +77,7 @@ class Api:
         if parts[:2] == ["api", "runs"] and len(parts) == 2:
             return self.q.runs(q=params.get("q", ""), experiment=params.get("experiment", ""),
                                status=params.get("status", ""), sweep=params.get("sweep", ""),
-                               offset=_int(params.get("offset"), 0), limit=_int(params.get("limit"), 50))
+                               offset=_int(params.get("offset"), 0, "offset"), limit=_int(params.get("limit"), 50, "limit"))
         if parts[:2] == ["api", "run"] and len(parts) in (3, 4):
             run_id = parts[2]
             if not RUN_ID.match(run_id):
@@ -139,11 +139,17 @@ class Api:
         raise NotFound(name)
 
 
-def _int(v: str | None, default: int) -> int:
-    try:
-        return int(v) if v is not None else default
-    except ValueError:
+def _int(v: str | None, default: int, name: str = "") -> int:
+    """A whole-number parameter; a malformed one is a 400 (it was silently the default)."""
+    if v is None or v == "":
         return default
+    try:
+        n = int(v)
+    except ValueError:
+        raise BadRequest(f"{name or 'parameter'} must be a whole number, got {v[:40]!r}") from None
+    if n < 0:
+        raise BadRequest(f"{name or 'parameter'} must be at least 0, got {n}")
+    return n
 
 
 __all__ = ["Api", "BadRequest", "NotFound", "Refused"]

@@ -143,6 +143,10 @@ def test_server_refuses_traversal_symlinks_and_foreign_hosts(viewer, viewer_env)
     assert _get(viewer.url + f"api/run/{trig}/trials?since=" + urllib.parse.quote(first["cursor"]))[0] == 200
     code, body = _get(viewer.url + f"api/run/{trig}/trials?since=garbage")
     assert code == 400 and "ISO timestamp" in body, (code, body)
+    for bad in ("limit=abc", "offset=-3"):  # were the default, silently
+        code, body = _get(viewer.url + "api/runs?" + bad)
+        assert code == 400 and bad.split("=")[0] in body, (bad, code, body)
+    assert _get(viewer.url + "api/runs?limit=2&offset=0")[0] == 200
     for page_name in ("trigger", "functional"):
         assert _get(viewer.url + f"api/run/20261202T000000-0123456789/{page_name}")[0] == 404
     # a negative Content-Length read until the client closed, past the body cap
