@@ -48,6 +48,10 @@ def functional_cfg(job: "JobContext") -> dict[str, Any]:
     return OmegaConf.to_container(node, resolve=True)  # type: ignore[return-value]
 
 
+#: what functional.permissions may say: what every executor enforces
+PERMISSIONS = ("sandbox-write",)
+
+
 def prepare(job: "JobContext", arm_names: list[str] | None = None) -> Setup:
     from skilleval.skills import load_skill
 
@@ -65,8 +69,13 @@ def prepare(job: "JobContext", arm_names: list[str] | None = None) -> Setup:
     if not 1 <= int(f.get("min_valid", 1)) <= int(f.get("runs", 3)):
         raise UserError(f"functional.min_valid must be between 1 and functional.runs "
                         f"({f.get('runs', 3)}), got {f.get('min_valid')}")
+    permissions = str(f.get("permissions", "sandbox-write"))
+    if permissions not in PERMISSIONS:  # it was stored and not enforced: a promise not kept
+        raise UserError(f"functional.permissions={permissions!r}: the executors support "
+                        f"{', '.join(PERMISSIONS)} only (the model edits files inside its sandbox "
+                        "folder and nowhere else)")
     base = ArmSettings(model=job.backend.model, tools=tuple(f.get("tools") or FILE_TOOLS),
-                       permissions=str(f.get("permissions", "sandbox-write")),
+                       permissions=permissions,
                        system_prompt=str(f.get("system_prompt") or ""),
                        max_turns=int(f.get("max_turns", 20)), timeout_s=float(f.get("timeout_s", 600)))
     arms = build_arms(list(arm_names or f.get("arms") or ["with_skill", "without_skill"]), skill, base,
@@ -89,10 +98,13 @@ def prepare(job: "JobContext", arm_names: list[str] | None = None) -> Setup:
     for c in cases:  # fail before any call on a task this backend cannot do at all
         if check_task is not None:
             check_task(c.name, c.prompt, tuple(c.files))
-    for c in cases:  # fail before any call on an unknown check type
-        for e in c.expectations:
+    for c in cases:  # fail before any call on an unknown check type, saying where
+        for j, e in enumerate(c.expectations):
             if e.spec is not None:
-                judge_for_type(e.type)
+                try:
+                    judge_for_type(e.type)
+                except UserError as exc:
+                    raise UserError(f"{evals_path}: eval id {c.id} expectation #{j}: {exc}") from None
     runner = FunctionalRunner(job, root, main_judge, judge_for_type,
                               concurrency=int(f.get("concurrency", 4)))
     return Setup(skill, cases, arms, runner, f, evals_path)

@@ -48,6 +48,7 @@ TYPED_CHECKS = {
     "no-query": {"type": "json_path", "path": "outputs/report.json", "equals": 24},
     "bad-query": {"type": "json_path", "path": "outputs/report.json", "query": "rows_in(", "equals": 24},
     # "equal" for "equals": the check asked only for a value, and passed every run
+    "unknown-type": {"type": "file_exist", "path": "outputs/x.csv"},
     "misspelt-option": {"type": "json_path", "path": "outputs/report.json", "query": "$.rows_in", "equal": 24},
 }
 TRIGGER = ("+experiment=trigger_eval", "backend=stub")
@@ -87,6 +88,11 @@ CASES = {
                           "misspelt-eval-key.json: eval #0: an eval has no key 'expectatons' (did you mean 'expectations'?"),
     "bogus arm": ((*FUNCTIONAL, "functional.arms=[with_skill,bogus]"), "'bogus'"),
     "bogus tool": ((*FUNCTIONAL, "functional.tools=[rm_rf]"), "'rm_rf'"),
+    # stored and never enforced: the executors always allow edits inside the sandbox
+    "permissions read-only": ((*FUNCTIONAL, "functional.permissions=read-only"),
+                              "functional.permissions='read-only': the executors support sandbox-write only"),
+    "unknown check type": ((*FUNCTIONAL, "functional.evals={d}/typed-unknown-type.json"),
+                           "typed-unknown-type.json: eval id 1 expectation #0: "),
     "error_rate=2": ((*TRIGGER, "backend.error_rate=2"), "backend.error_rate"),
     # 2^30 subsets filled the memory before the plan line: the kernel killed the run
     "attribute.exact_max=30": (("+experiment=attribute", "backend=stub", "attribute.exact_max=30"),
