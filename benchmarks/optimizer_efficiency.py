@@ -220,7 +220,7 @@ def ours(example: str, seed: int, extra: list[str], tmp: Path) -> tuple[int, str
         raise SystemExit(out.stderr)
     res = json.loads(next((tmp / "out").rglob("results.json")).read_text())
     shutil.rmtree(tmp)
-    path = {"iterations": res["iterations_run"], "exit": res["exit_reason"],
+    path = {"iterations": res.get("proposal_rounds", res["iterations_run"]), "exit": res["exit_reason"],
             "history": [(h["iteration"], h["description"], h["decision"] or "") for h in res["history"]]}
     return res["calls"], res["recommended"]["description"], res["best_description"], path
 

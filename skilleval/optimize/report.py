@@ -114,7 +114,10 @@ def build_results(o: "Optimizer", state: "LoopState", tests: dict[str, list[Quer
         "best_train_score": _score(best.train),
         "best_test_score": (test_best or {}).get("score"),
         "final_description": state.entries[-1].description,
-        "iterations_run": state.iteration,
+        # skill-creator counts evaluations, the original's included (its history's length
+        # with one description a round); ours also says how many proposal rounds ran
+        "iterations_run": state.iteration + 1,
+        "proposal_rounds": state.iteration,
         "holdout": round(len(o.split.test) / n, 4) if n else 0.0,
         "train_size": len(o.split.train),
         "test_size": len(o.split.test),

@@ -21,10 +21,10 @@ def test_budget_stopped_run_continues_with_a_larger_budget(cli):
 
     again = cli.run(*CMD)  # the budget is not part of the run key: the same run, continued
     assert again.returncode == 0, again.stderr
-    assert f"continuing with iteration {stopped['iterations_run'] + 1}" in again.stderr
+    assert f"continuing with iteration {stopped['proposal_rounds'] + 1}" in again.stderr
     res = cli.results()[-1]
     assert not res["exit_reason"].startswith("budget")
-    assert res["iterations_run"] > stopped["iterations_run"]
+    assert res["iterations_run"] > stopped["iterations_run"] and res["proposal_rounds"] == res["iterations_run"] - 1
     assert res["runs"] == stopped["runs"] + [res["runs"][-1]]
     rows = cli.sql("select iteration, count(*) n from candidates where role = 'candidate' "
                    "group by 1 having n > 3")

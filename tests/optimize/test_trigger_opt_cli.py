@@ -28,6 +28,9 @@ def test_main_job_improves_the_weak_example_on_test(cli):
     folder = next(cli.outputs.rglob("results.json")).parent
     assert (folder / "best_description.txt").read_text().strip() == res["best_description"]
     assert res["calls"] > 0
+    # skill-creator's iterations_run counts evaluations, the original's included: with one
+    # candidate a round, its history's length (it was one less)
+    assert res["iterations_run"] == len(res["history"]) == res["proposal_rounds"] + 1
 
     # The same command again: resumes the finished state, reads every trial from the cache.
     again = cli.run("+experiment=trigger_opt")
