@@ -377,7 +377,8 @@ def run_trigger_opt(job: "JobContext") -> int:
                            "iterations": o.prescreen.log},
                        original_test=result.get("original_test_score"),
                        attribution=result.get("attribution"),
-                       gate_metrics=gate_estimates((result.get("test") or {}).get("best") or {}))
+                       gate_metrics={k: {**v, "label": f"{k} of the best description on the held-out test"}
+                                     for k, v in gate_estimates((result.get("test") or {}).get("best") or {}).items()})
     if opt.apply:
         from skilleval.optimize.apply import apply_best
 

@@ -51,7 +51,7 @@ class JunitReporter:
         elif kind == "functional_eval":
             suite = functional_suite(job, payload)
         elif kind == "gates":
-            suite = gates_suite(payload)
+            suite = gates_suite(payload, job)
         else:
             return
         path = self.path(job)
@@ -168,8 +168,12 @@ def functional_suite(job: "JobContext", bench: dict[str, Any]) -> TestSuite:
     return suite
 
 
-def gates_suite(results: list[Any]) -> TestSuite:
-    suite = TestSuite("gates")
+def gates_suite(results: list[Any], job: Any = None) -> TestSuite:
+    """The gates, in a suite named after the run's experiment and skill (a trigger_opt run
+    has no suite of its own, and "gates" alone said neither what nor which skill)."""
+    from skilleval.reporting.markdown import run_skill_name
+
+    suite = TestSuite(clean(f"gates: {job.experiment}: {run_skill_name(job)}") if job is not None else "gates")
     for r in results:
         case = TestCase(clean(r.gate), "skilleval.gates")
         if not getattr(r, "checked", True):  # asked for, nothing to measure against: said so

@@ -54,6 +54,8 @@ class MarkdownReporter:
             text = functional_md(job, payload, self.params.max_rows)
         elif kind == "gates":
             text = gates_md(payload)
+            if text and job.experiment not in self.kinds:  # no section of its own to sit under
+                text = f"### skilleval {md(job.experiment)}: {md(run_skill_name(job))}\n\n{_run(job)}\n\n{text}"
         else:
             return
         path = job.output_dir / self.params.filename
@@ -66,6 +68,16 @@ class MarkdownReporter:
         if kind != "gates":
             job.console.print(f"wrote {path}" + (f" (and appended to {target})"
                                                   if self.params.step_summary and target else ""))
+
+
+def run_skill_name(job: "JobContext") -> str:
+    """The run's skill (its folder's name when it cannot be read; routing lists several)."""
+    if job.experiment == "routing":
+        return "routing"
+    try:
+        return job.load_skill().name if job.cfg.get("skill") else ""
+    except Exception:  # noqa: BLE001 - a heading is never worth failing the report
+        return str(job.cfg.get("skill") or "")
 
 
 def _run(job: "JobContext") -> str:

@@ -16,7 +16,7 @@ def test_an_unchecked_baseline_gate_is_said_in_junit_markdown_and_terminal(skill
                           "reporter=[console,json,junit,markdown]", check=0)
     assert "gate not checked: change vs baseline: no earlier run" in p.stdout + p.stderr
     [junit] = list(skilleval_cli.outputs.rglob("junit.xml"))
-    suite = next(s for s in JUnitXml.fromfile(str(junit)) if s.name == "gates")
+    suite = next(s for s in JUnitXml.fromfile(str(junit)) if s.name.startswith("gates"))
     cases = {c.name: c for c in suite}
     assert set(cases) == {"gate.min_accuracy", "gate.max_regression"}
     [skip] = cases["gate.max_regression"].result
@@ -72,7 +72,7 @@ def test_gates_that_could_not_be_checked_are_in_junit_and_markdown(skilleval_cli
                           "gate.min_precision=0.5", "gate.min_recall=0.1", "reporter=[json,junit,markdown]", check=3)
     assert "precision could not be measured" in p.stderr
     [junit] = list(skilleval_cli.outputs.rglob("junit.xml"))
-    suite = next(s for s in JUnitXml.fromfile(str(junit)) if s.name == "gates")
+    suite = next(s for s in JUnitXml.fromfile(str(junit)) if s.name.startswith("gates"))
     got = {c.name: c.result[0] for c in suite}
     assert set(got) == {"gate.min_precision", "gate.min_recall"}
     assert all(isinstance(r, Skipped) and "precision could not be measured" in r.message for r in got.values())
@@ -84,7 +84,22 @@ def test_gates_of_a_budget_stopped_run_are_reported_not_checked(skilleval_cli) -
     skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=3", "budget.max_calls=25", "progress=false",
                       "gate.min_accuracy=0.1", "reporter=[json,junit]", check=4)
     [junit] = list(skilleval_cli.outputs.rglob("junit.xml"))
-    suite = next(s for s in JUnitXml.fromfile(str(junit)) if s.name == "gates")
+    suite = next(s for s in JUnitXml.fromfile(str(junit)) if s.name.startswith("gates"))
     [case] = list(suite)
     assert case.name == "gate.min_accuracy" and isinstance(case.result[0], Skipped)
     assert "stopped by the budget" in case.result[0].message
+
+
+def test_trigger_opt_gates_say_which_run_and_what_was_measured(skilleval_cli, tmp_path) -> None:  # noqa: ANN001
+    """A trigger_opt summary.md held only "**Gates: passed**" and a table (no heading naming
+    the skill or run, unlike trigger_eval's), its junit suite was called "gates", and the gate
+    said "accuracy" of what it did not say."""
+    from junitparser import JUnitXml
+
+    skilleval_cli.run("+experiment=trigger_opt", "reporter=[console,json,junit,markdown]", "gate.min_accuracy=0.5",
+                      "optimize.max_iterations=1", "progress=false", check=0)
+    text = next(skilleval_cli.outputs.rglob("summary.md")).read_text()
+    assert text.startswith("### skilleval trigger\\_opt: changelog-writer\n"), text
+    assert "Run `" in text and "accuracy of the best description on the held-out test" in text, text
+    junit = next(skilleval_cli.outputs.rglob("junit.xml"))
+    assert [s.name for s in JUnitXml.fromfile(str(junit))] == ["gates: trigger_opt: changelog-writer"]
