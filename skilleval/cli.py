@@ -106,22 +106,9 @@ def _one_line(exc: BaseException) -> str:
     while not text and exc.__cause__ is not None:  # Hydra wraps parse errors in empty exceptions
         exc = exc.__cause__
         text = str(exc).strip()
-    hint = re.search(r"^To append to your config use (\+\S+)", text, re.M)
-    cause = str(exc.__cause__ or "").strip().splitlines()
-    missing = re.search(r"full_key: (\S+)", str(exc.__cause__ or ""))
-    if hint and missing and "." not in missing.group(1):  # a whole section this experiment lacks
-        from skilleval.strict import experiments_with_group
-
-        group = missing.group(1)
-        owners = experiments_with_group(group)
-        if owners:
-            return (f"{hint.group(1).lstrip('+').split('=', 1)[0]}: this experiment has no {group} "
-                    f"settings ({group}.* belongs to {', '.join(f'+experiment={o}' for o in owners)})")
-    if hint and cause and "is not in struct" in cause[0]:
-        # a known mapping setting (strict.py let its key through) given keys its default
-        # lacks, e.g. functional.arm_overrides={without_skill:{max_turns:5}}: the + form works
-        return (f"{text.splitlines()[0]} ({cause[0]}): a value that adds keys to an empty setting "
-                f"needs a leading +, as in {hint.group(1)}")
+    special = _struct_hint(text, exc.__cause__)
+    if special:
+        return special
     # Hydra's "+key" hint leads to a setting nothing reads (strict.py catches known groups)
     lines = [ln.strip() for ln in text.splitlines()
              if ln.strip() and not ln.strip().startswith("To append to your config use")]
@@ -144,6 +131,36 @@ def _one_line(exc: BaseException) -> str:
         return (f"{key}={value}: Hydra cannot parse this value; quote it, as in "
                 f"{key}='{value}' (inside the shell's own quotes: \"{key}='{value}'\")")
     return "; ".join(lines)
+
+
+def _struct_hint(text: str, cause: BaseException | None) -> str | None:
+    """What to write instead, for Hydra's "Could not override 'KEY'" (a key the composed
+    config lacks) and "Error merging override" (a value of the wrong type), or None."""
+    first = str(cause or "").strip().splitlines()
+    if text.startswith("Error merging override") and first:  # e.g. backend.latency_ms=abc
+        return f"{text.splitlines()[0]}: {first[0]}"
+    hint = re.search(r"^To append to your config use (\+\S+)", text, re.M)
+    missing = re.search(r"full_key: (\S+)", str(cause or ""))
+    if not (hint and missing and first and "is not in struct" in first[0]):
+        return None
+    key, full = hint.group(1).lstrip("+").split("=", 1)[0], missing.group(1)
+    if full.startswith(key + "."):
+        # a known mapping setting (strict.py let its key through) given keys its default
+        # lacks, e.g. functional.arm_overrides={without_skill:{max_turns:5}}: the + form works
+        return (f"{text.splitlines()[0]} ({first[0]}): a value that adds keys to an empty setting "
+                f"needs a leading +, as in {hint.group(1)}")
+    from skilleval.registry import _MULTI  # groups where several options are chosen at once
+
+    group, _, option = full.partition(".")
+    if option and group in _MULTI:  # reporter.junit.filename without junit chosen
+        return f"{key}: {option} is not one of this run's {group}s; add it, as in {group}=[console,{option}]"
+    from skilleval.strict import experiments_with_group
+
+    owners = experiments_with_group(group) if not option else []
+    if owners:  # a whole section this experiment lacks (optimize.* on trigger_eval)
+        return (f"{key}: this experiment has no {group} settings ({group}.* belongs to "
+                f"{', '.join(f'+experiment={o}' for o in owners)})")
+    return f"{key}: this run's configuration has no {full}"
 
 
 def _version_text() -> str:

@@ -228,7 +228,13 @@ def test_config_errors_say_why_and_how(skilleval_cli) -> None:  # noqa: ANN001
              (("+experiment=functional_eval", "functional.arm_overrides={without_skill:{max_turns:5}}"),
               "needs a leading +, as in +functional.arm_overrides={without_skill:{max_turns:5}}"),
              (("+experiment=trigger_eval", "reporter=[console,nosuch]"),
-              "reporter 'nosuch' does not exist (valid: console, json, junit, markdown)")]
+              "reporter 'nosuch' does not exist (valid: console, json, junit, markdown)"),
+             # a setting of a reporter the run does not use: not the + form (nothing reads it)
+             (("+experiment=trigger_eval", "reporter.junit.filename=x.xml"),
+              "junit is not one of this run's reporters; add it, as in reporter=[console,junit]"),
+             # a value of the wrong type said "Error merging override" and no more
+             (("+experiment=trigger_eval", "backend.latency_ms=abc"),
+              "backend.latency_ms=abc: Value 'abc' of type 'str' could not be converted to Float")]
     for args, words in cases:
         r = skilleval_cli.run(*args, check=2)
         assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
