@@ -103,11 +103,26 @@ def _metadata(run: dict[str, Any], files: WorkspaceFiles) -> dict[str, Any]:
     return {}
 
 
+def _skill_of(root: Path) -> str | None:
+    """The skill a workspace measured when ``--skill`` is not given: a benchmark.json's
+    ``metadata.skill_name``, else skill-creator's naming (``<skill-name>-workspace``)."""
+    for bench in sorted(root.glob("iteration-*/benchmark.json")) + [root / "benchmark.json"]:
+        try:
+            name = json.loads(bench.read_text(encoding="utf-8"))["metadata"]["skill_name"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(name, str) and name and name != "<skill-name>":
+            return name
+    name = root.resolve().name
+    return name[: -len("-workspace")] if name.endswith("-workspace") and len(name) > 10 else None
+
+
 def import_workspace(root: Path, store: Store, skill: str | None = None) -> dict[str, Any]:
     runs = discover(root)
     if not runs:
         raise UserError(f"{root}: no runs found (expected eval folders holding <config>/run-N/ or "
                         "<config>/outputs with grading.json)")
+    skill = skill or _skill_of(root)
     sweep_id = "import-" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + \
         hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:8]
     # One run per iteration: each iteration-N measured another version of the skill, so its
@@ -261,7 +276,8 @@ def import_main(argv: list[str]) -> int:
                                  "workspace's feedback.json stays where it is and the viewer edits it.")
     ap.add_argument("path", help="workspace folder (or one iteration-N folder)")
     ap.add_argument("--store", default=None, help="store root (default: $SKILLEVAL_STORE or the per-user store)")
-    ap.add_argument("--skill", default=None, help="skill name to record on the rows")
+    ap.add_argument("--skill", default=None, help="skill name to record on the rows (default: a "
+                    "benchmark.json's skill_name, else the folder's name before -workspace)")
     args = ap.parse_args(argv)
     import skilleval.functional.records  # noqa: F401  (registers the table schemas)
 

@@ -206,10 +206,35 @@ def _from_store(run_id: str, store: Store) -> RunData:
                 data = from_file(bench)
                 data.label = data.run_id = run_id
                 return data
-            raise UserError(f"run {run_id} ({runs[0]['status']}) has no per-query results and no "
-                            f"benchmark.json in {runs[0]['output_dir']}")
+            graded = _from_grades(run_id, store)  # an import of a workspace with no benchmark.json
+            if graded is not None:
+                return graded
+            raise UserError(f"run {run_id} ({runs[0]['status']}) has no per-query results, no graded "
+                            f"executions and no benchmark.json in {runs[0]['output_dir']}")
     raise UserError(f"no run {run_id!r} in the store at {store.root} (give a run id, latest, "
                     "latest~N, or a results.json / benchmark.json file)")
+
+
+def _from_grades(run_id: str, store: Store) -> RunData | None:
+    """A functional run's pass rates from its stored grades: one rate per execution (the share
+    of its graded expectations that passed; a judge error is in neither count), by arm and
+    eval. For a run with no benchmark.json, e.g. an imported skill-creator workspace that was
+    never aggregated. None when the run has no grade."""
+    if "grades" not in store.tables():
+        return None
+    rows = store.query(
+        "SELECT arm, coalesce(eval_name, CAST(eval_id AS VARCHAR)) AS eval, repeat, "
+        "avg(CASE WHEN passed THEN 1.0 ELSE 0.0 END) FILTER (WHERE passed IS NOT NULL) AS rate "
+        "FROM grades WHERE run_id = ? GROUP BY ALL ORDER BY ALL", [run_id]).to_pylist()
+    if not rows:
+        return None
+    data = RunData("functional", run_id, run_id, None)
+    for r in rows:
+        if r["rate"] is not None:
+            data.evals.setdefault(str(r["arm"]), {}).setdefault(str(r["eval"]), []).append(float(r["rate"]))
+    data.notes.append(f"{run_id} has no benchmark.json: its pass rates are its stored grades, one "
+                      "rate per execution")
+    return data
 
 
 def _stopped_early(row: dict[str, Any]) -> bool:

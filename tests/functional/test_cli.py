@@ -118,6 +118,21 @@ def test_import_skill_creator_workspace_into_grades(cli, tmp_path: Path) -> None
     assert {r["arm"]: r["passed"] for r in rows if r["eval_id"] == "0"} == {"with_skill": True, "without_skill": False}
     again = cli.run("import", str(ws), check=0)
     assert "imported 0 of 5 runs" in again.stderr
+    # import --help promises diff opens an import like any run: with no benchmark.json it
+    # refused ("has no per-query results and no benchmark.json"); its grades are the rates
+    rid = json.loads(cli.run("sql", "select run_id from runs", "--format", "json", check=0).stdout)[0]["run_id"]
+    d = json.loads(cli.run("diff", rid, rid, "--format", "json", check=0).stdout)
+    assert d["kind"] == "functional" and d["arms"]["with_skill"]["pass_rate"]["delta"] == 0.0, d
+    assert any("no benchmark.json" in n for n in d["notes"]), d["notes"]
+
+
+def test_import_names_the_skill_as_skill_creator_named_its_workspace(cli, tmp_path: Path) -> None:
+    """Without --skill the runs' skill was NULL, though the workspace is <skill>-workspace."""
+    ws = tmp_path / "csv-tidy-workspace"
+    _workspace(ws)
+    cli.run("import", str(ws), check=0)
+    rows = json.loads(cli.run("sql", "select distinct skill from runs", "--format", "json", check=0).stdout)
+    assert rows == [{"skill": "csv-tidy"}], rows
 
 
 def test_blind_compare_both_orders(cli) -> None:
