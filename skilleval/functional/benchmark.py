@@ -249,7 +249,7 @@ def render_md(bench: dict[str, Any]) -> str:
 
     def cell(row_: dict[str, Any], c: str) -> str:
         a = row_[c]
-        err = f" ({a['errors']} errored)" if a.get("errors") else ""
+        err = f" ({a['errors']} errored or timed out)" if a.get("errors") else ""
         if a.get("insufficient"):
             return f"insufficient: {a.get('valid', 0)} valid{err}"
         return pr(a["pass_rate"]) + err

@@ -275,6 +275,10 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
     t.add_column(f"{p} (primary)", justify="right")
     t.add_column(f"{b} (baseline)", justify="right")
     t.add_column(f"delta [{int(ds['confidence'] * 100)}% CI]", justify="right")
+    paired = ds["pass_rate"].get("n_evals")
+    if paired is not None and paired < len(setup.cases):  # the counts below are over every eval
+        t.caption = (f"pass rate, time and tokens: means over the {paired} of {len(setup.cases)} evals "
+                     "measured in both arms; valid executions and errors: every eval")
 
     def d(m: str, fmt: str) -> str:
         x = ds[m]
@@ -314,7 +318,7 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
         pe.add_column(col, justify="left" if col == "eval" else "right")
     def cell(row: dict[str, Any], arm: str) -> str:
         a = row[arm]
-        err = f" ({a['errors']} errored)" if a["errors"] else ""
+        err = f" ({a['errors']} errored or timed out)" if a["errors"] else ""
         if a["insufficient"]:
             return f"insufficient{err}"
         return ("n/a" if not a["runs"] else f"{a['pass_rate']['mean']:.0%}") + err

@@ -75,7 +75,7 @@ def test_an_arm_with_too_few_valid_runs_is_insufficient() -> None:
     rows = {r["eval_name"]: r for r in b["per_eval"]}
     assert rows["a"]["with_skill"]["insufficient"] and rows["a"]["delta_pass_rate"] is None
     assert b["delta_stats"]["paired_evals"] == ["b"] and b["delta_stats"]["pass_rate"]["delta"] == 0.5
-    assert "insufficient: 1 valid (1 errored)" in render_md(b)
+    assert "insufficient: 1 valid (1 errored or timed out)" in render_md(b)
     assert b["execution_errors"]["with_skill"]["timeout"] == 1
 
 
@@ -233,3 +233,15 @@ def test_compare_counts_the_pairs_an_errored_execution_left_uncompared(skilleval
     assert list(s["pairs_not_compared"].values()) == [1], s
     out = " ".join(p.stdout.split())
     assert "1 of 2 pairs not compared" in out and "errored or timed out" in out, p.stdout
+
+
+def test_console_says_its_means_cover_only_the_evals_measured_in_both_arms(skilleval_cli, sim400) -> None:  # noqa: ANN001
+    """The arm means are over paired evals, the valid-execution counts over all: printed side
+    by side with no word, tokens of one eval sat beside executions of two."""
+    sim400.configure(fail_next=[400])
+    p = skilleval_cli.run("+experiment=functional_eval", "functional.runs=1", "functional.analyze=false",
+                          "backend=anthropic_api", f"backend.base_url={sim400.url}", "backend.max_retries=0",
+                          "functional.only=[1,2]", "functional.concurrency=1", "progress=false", check=0, timeout=300)
+    out = " ".join(p.stdout.split())
+    assert "means over the 1 of 2 evals measured in both arms" in out, p.stdout
+    assert "(1 errored or timed out)" in out, p.stdout

@@ -51,7 +51,7 @@ def test_benchmark_page_says_errors_and_insufficient_and_does_not_draw_them(
     skilleval_cli.run("import", str(ws), check=0)
     pg = open_latest_report(page, skilleval_cli, tmp_path / "r.html", link="benchmark", wait_text="Pass rate per eval")
     text = pg.locator("main").inner_text()
-    assert "insufficient: 1 valid (1 errored)" in text
+    assert "insufficient: 1 valid (1 errored or timed out)" in text
     assert "errored / timed out (in no number)" in text and "0 / 1" in text
     data = pg.evaluate("() => Chart.getChart(document.querySelector('main canvas')).data.datasets"
                        ".map(d => [d.label, d.data])")

@@ -277,7 +277,7 @@
      * never a mean that reads as measured */
     const armCell = (c) => {
       if (!c) return h("td", { class: "muted" }, "—");
-      const err = c.errors ? ` (${c.errors} errored)` : "";
+      const err = c.errors ? ` (${c.errors} errored or timed out)` : "";
       if (c.insufficient) return h("td", { class: "num errors" }, `insufficient: ${c.valid || 0} valid${err}`);
       const m = (c.pass_rate || {}).mean;
       return h("td", { class: "num" + (c.errors ? " errors" : "") }, (m === null || m === undefined ? "n/a" : SE.pct(m)) + err);
