@@ -121,20 +121,19 @@ class StoreLocation:
         return os.path.getsize(path) if self.is_local else int(self.fs.size(path))
 
     def metadata(self, path: str) -> pq.FileMetaData:
-        try:
-            if self.is_local:
-                return pq.read_metadata(path)
-            with self.fs.open(path, "rb") as fh:
-                return pq.read_metadata(fh)
-        except pa.ArrowException as exc:
-            raise self.damaged(path, exc) from None
+        return self._parquet(path, pq.read_metadata)
 
     def read_table(self, path: str) -> pa.Table:
+        return self._parquet(path, pq.read_table)
+
+    def _parquet(self, path: str, read: Any) -> Any:
+        """`read` (a pyarrow reader) applied to the part at `path`; a part pyarrow cannot
+        read is `damaged` (one line, exit 3), not a pyarrow traceback."""
         try:
             if self.is_local:
-                return pq.read_table(path)
+                return read(path)
             with self.fs.open(path, "rb") as fh:
-                return pq.read_table(fh)
+                return read(fh)
         except pa.ArrowException as exc:
             raise self.damaged(path, exc) from None
 

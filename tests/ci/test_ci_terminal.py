@@ -33,28 +33,9 @@ OPT = ["+experiment=trigger_opt", "backend.latency_ms=100", "optimize.max_iterat
 def test_progress_bar_under_a_pseudo_terminal(skilleval_cli, args) -> None:  # noqa: ANN001
     """stdout and stderr are a real pty: rich draws its bar (the runner finds the open
     display even though it was built before it)."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", *args], cwd=skilleval_cli.cwd,
-                            env=_env(skilleval_cli), stdin=subprocess.DEVNULL, stdout=slave,
-                            stderr=slave, close_fds=True)
-    os.close(slave)
-    chunks = []
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 1.0)
-        if ready:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
-        elif proc.poll() is not None:
-            break
-    os.close(master)
-    assert proc.wait(timeout=30) == 0
-    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
+    shown, code = _under_a_pty(skilleval_cli, args, timeout=120)
+    assert code == 0
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown)
     # the progress row: M of N queries, then the elapsed-time column (tables have neither)
     assert re.search(r"\b\d+/\d+ +\d:\d\d:\d\d", text), text[-2000:]
 
@@ -147,28 +128,31 @@ def test_default_example_says_it_is_weak_on_purpose(default_trigger_run) -> None
     assert Path(default_trigger_run.cli.results()[-1]).is_file()
 
 
-def _under_a_pty(cli, args: list[str], env: dict[str, str] | None = None) -> str:  # noqa: ANN001
-    """What `skilleval ARGS` writes to a terminal (stdout and stderr on one pty)."""
+def _under_a_pty(cli, args: list[str], env: dict[str, str] | None = None,  # noqa: ANN001
+                 timeout: float = 60) -> tuple[str, int]:
+    """What `skilleval ARGS` writes to a terminal (stdout and stderr on one pty), and its
+    exit code."""
     master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "skilleval.cli", *args], cwd=cli.cwd,
                             env={**_env(cli), **(env or {})}, stdin=subprocess.DEVNULL, stdout=slave,
                             stderr=slave, close_fds=True)
     os.close(slave)
     chunks = []
-    while True:
-        ready, _, _ = select.select([master], [], [], 30.0)
-        if not ready:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 1.0)
+        if ready:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif proc.poll() is not None:
             break
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
     os.close(master)
-    proc.wait(timeout=30)
-    return b"".join(chunks).decode("utf-8", "replace")
+    return b"".join(chunks).decode("utf-8", "replace"), proc.wait(timeout=30)
 
 
 def test_sql_csv_and_json_show_stored_control_characters_on_a_terminal(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
@@ -183,7 +167,7 @@ def test_sql_csv_and_json_show_stored_control_characters_on_a_terminal(skilleval
     skilleval_cli.run("+experiment=trigger_eval", f"cases={cases}", "trigger.runs=1", check=0)
     sql = ["sql", "select query from queries where should_trigger"]
     for fmt in ("csv", "json"):
-        shown = _under_a_pty(skilleval_cli, [*sql, "--format", fmt])
+        shown, _ = _under_a_pty(skilleval_cli, [*sql, "--format", fmt])
         assert "\x1b[2J" not in shown and "\x07" not in shown and "\x9b" not in shown, repr(shown)
         assert "PWNED" in shown, repr(shown)
     piped = skilleval_cli.run(*sql, "--format", "csv", check=0).stdout

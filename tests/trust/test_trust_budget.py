@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from skilleval.budget import Budget
 from skilleval.sim.process import SimProcess
 from skilleval.store.catalog import Store
 from trust_helpers import EXAMPLES
@@ -135,47 +136,18 @@ def test_spending_never_passes_max_usd_with_calls_in_flight(skilleval_cli, sim: 
     assert summary["budget_stop"].startswith("budget.max_usd")
 
 
-def test_calls_in_flight_are_booked_against_max_usd() -> None:
-    """The mechanism on its own: 8 concurrent callers, each call costs $0.001, cap $0.0045.
-    The old check (money spent so far < cap) let every caller start."""
+def _spend_concurrently(cap: float, *, first_stop_ends_all: bool) -> Budget:
+    """8 concurrent callers, each call costing $0.001, against `cap`: each stops at its own
+    BudgetExhausted, or (as in the trial runner) the first stop ends every caller."""
     import asyncio
 
-    from skilleval.budget import Budget
     from skilleval.errors import BudgetExhausted
 
-    budget = Budget(max_usd=0.0045)
+    budget = Budget(max_usd=cap)
+    stopped: list[bool] = []
 
     async def caller() -> None:
-        while True:
-            try:
-                await budget.areserve()
-            except BudgetExhausted:
-                return
-            await asyncio.sleep(0.01)
-            budget.charge_usd(0.001)
-
-    async def main() -> None:
-        await asyncio.gather(*(caller() for _ in range(8)))
-
-    asyncio.run(main())
-    assert budget.usd <= 0.0045 and budget.calls >= 2
-    assert budget.stopped and budget.in_flight == 0
-
-
-def test_a_money_cap_is_spent_up_to_its_last_call_not_stopped_at_half() -> None:
-    """With calls in flight booked at twice the dearest call, a cap of $0.01 stopped at
-    $0.0024 spent (7 in flight, next ~$0.001): a call that does not fit now waits for the
-    calls in flight to settle at their real cost, and stops only when none is left."""
-    import asyncio
-
-    from skilleval.budget import HEADROOM, Budget
-    from skilleval.errors import BudgetExhausted
-
-    budget = Budget(max_usd=0.01)
-    stopped: list[bool] = []  # the first stop ends the run, as in the trial runner
-
-    async def caller() -> None:
-        while not stopped:
+        while not (first_stop_ends_all and stopped):
             try:
                 await budget.areserve()
             except BudgetExhausted:
@@ -188,6 +160,24 @@ def test_a_money_cap_is_spent_up_to_its_last_call_not_stopped_at_half() -> None:
         await asyncio.gather(*(caller() for _ in range(8)))
 
     asyncio.run(main())
+    return budget
+
+
+def test_calls_in_flight_are_booked_against_max_usd() -> None:
+    """The mechanism on its own: 8 concurrent callers, each call costs $0.001, cap $0.0045.
+    The old check (money spent so far < cap) let every caller start."""
+    budget = _spend_concurrently(0.0045, first_stop_ends_all=False)
+    assert budget.usd <= 0.0045 and budget.calls >= 2
+    assert budget.stopped and budget.in_flight == 0
+
+
+def test_a_money_cap_is_spent_up_to_its_last_call_not_stopped_at_half() -> None:
+    """With calls in flight booked at twice the dearest call, a cap of $0.01 stopped at
+    $0.0024 spent (7 in flight, next ~$0.001): a call that does not fit now waits for the
+    calls in flight to settle at their real cost, and stops only when none is left."""
+    from skilleval.budget import HEADROOM
+
+    budget = _spend_concurrently(0.01, first_stop_ends_all=True)
     assert 0.01 - HEADROOM * 0.001 <= budget.usd <= 0.01, budget.usd
     assert budget.stopped and budget.in_flight == 0
 
