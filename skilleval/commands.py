@@ -152,7 +152,8 @@ def validate_main(argv: list[str]) -> int:
 
 
 def package_main(argv: list[str]) -> int:
-    from skilleval.skills import package_files, package_skill
+    from skilleval.packaging import package_skill
+    from skilleval.skills import package_files
 
     p = _Parser(prog="skilleval package", description="Write a deterministic .skill zip "
                 "(dotfiles, .git, .env, __pycache__ and the top-level evals/ left out).")

@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import time
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -323,7 +322,6 @@ def write_description(path: str | Path, description: str, *, backup_dir: str | P
 # -- packaging ------------------------------------------------------------------------------
 
 _EXCLUDED_PARTS = {"__pycache__", "node_modules"}
-_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
 def _walk(root: Path) -> list[Path]:
@@ -336,13 +334,36 @@ def _walk(root: Path) -> list[Path]:
     return sorted(out)
 
 
+def _run_folders(root: Path) -> list[Path]:
+    """Folders under `root` that a Hydra run or sweep of skilleval wrote (they hold
+    ``.hydra/`` or ``multirun.yaml``), and skilleval's default ``outputs/`` and ``multirun/``
+    folders when one of those is inside them."""
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        if ".hydra" in dirnames or "multirun.yaml" in filenames:
+            here = Path(dirpath)
+            found.append(here)
+            top = root / here.relative_to(root).parts[0] if here != root else None
+            if top is not None and top.name in ("outputs", "multirun"):
+                found.append(top)
+            dirnames[:] = []
+    return found
+
+
 def package_files(root: Path) -> list[Path]:
-    """Files that go into a .skill archive, sorted; dotfiles, caches and top-level evals/ left out."""
+    """Files that go into a .skill archive, sorted; dotfiles, caches, top-level evals/ and
+    skilleval's own run folders left out. Why the last: run from inside the skill folder, a
+    run writes its outputs there; counted as the skill's files, they changed its
+    resources_hash, so every rerun's trials missed the store and were paid again, and
+    ``package`` shipped the results."""
     files = []
+    runs = _run_folders(root)
     for p in _walk(root):
         rel = p.relative_to(root)
         parts = rel.parts
         if any(part.startswith(".") or part in _EXCLUDED_PARTS for part in parts):
+            continue
+        if any(p == r or r in p.parents for r in runs):
             continue
         if parts[0] == "evals" or p.suffix == ".pyc":
             continue
@@ -358,31 +379,3 @@ def package_files(root: Path) -> list[Path]:
         if p.is_file():
             files.append(p)
     return files
-
-
-def package_skill(path: str | Path, out_dir: str | Path | None = None) -> Path:
-    """Write ``<out_dir>/<folder>.skill``: a deterministic zip rooted at the folder name."""
-    md = skill_md_path(Path(path).resolve())  # `package .` names the folder, not ''
-    root = md.parent
-    errors = [p for p in validate_skill(root) if p.level == "error"]
-    if errors:
-        raise UserError(f"{md}: {errors[0].message}")
-    out_parent = Path(out_dir or ".")
-    if out_parent.exists() and not out_parent.is_dir():
-        raise UserError(f"-o {out_parent}: exists and is not a folder (give the folder to write into)")
-    out = out_parent / f"{root.name}.skill"
-    if out.resolve().is_relative_to(root.resolve()):
-        raise UserError(f"-o {out_parent}: the archive {out} would be written inside the skill "
-                        "folder it packages; choose a folder outside it")
-    files = package_files(root)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # a file on the way (NotADirectoryError), no permission, ...
-        raise UserError(f"-o {out_parent}: cannot make the folder ({exc.strerror or exc})") from None
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
-        for f in files:
-            info = zipfile.ZipInfo(f"{root.name}/{f.relative_to(root).as_posix()}", _ZIP_EPOCH)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
-            zf.writestr(info, f.read_bytes())
-    return out

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 from skilleval.errors import UserError
-from skilleval.skills import load_skill, package_skill, validate_skill, write_description
+from skilleval.packaging import package_skill
+from skilleval.skills import load_skill, validate_skill, write_description
 from spine_helpers import write_skill
 
 
@@ -276,6 +277,52 @@ def test_package_contents_are_rooted_and_filtered(tmp_path: Path) -> None:
         ])
         assert zf.read("my-skill/SKILL.md") == (d / "SKILL.md").read_bytes()
         assert zf.testzip() is None
+
+
+def test_package_keeps_scripts_executable_and_a_failed_write_leaves_the_old_archive(tmp_path: Path,
+                                                                                     monkeypatch) -> None:  # noqa: ANN001
+    """Every entry was 0o644 (a script the skill runs lost its bit); the archive was written in
+    place, so an interrupted package left a broken zip where the good one had been."""
+    d = _populate(tmp_path / "src")
+    (d / "scripts" / "run.py").chmod(0o755)
+    out = package_skill(d, tmp_path / "dist")
+    with zipfile.ZipFile(out) as zf:
+        assert zf.getinfo("my-skill/scripts/run.py").external_attr >> 16 == 0o755
+        assert zf.getinfo("my-skill/SKILL.md").external_attr >> 16 == 0o644
+    good = out.read_bytes()
+    import shutil as _shutil
+
+    def boom(*a, **k):  # noqa: ANN002, ANN003, ANN202
+        raise KeyboardInterrupt
+    monkeypatch.setattr(_shutil, "copyfileobj", boom)
+    with pytest.raises(KeyboardInterrupt):
+        package_skill(d, tmp_path / "dist")
+    assert out.read_bytes() == good and sorted(p.name for p in (tmp_path / "dist").iterdir()) == ["my-skill.skill"]
+
+
+def test_a_run_from_inside_the_skill_folder_is_not_part_of_the_skill(tmp_path: Path, skilleval_cli) -> None:
+    """Run from inside the skill folder, a run's outputs/ counted as the skill's files: its
+    resources_hash changed, every rerun paid for every trial again, and package shipped them."""
+    import json as _json
+    import shutil
+
+    d = tmp_path / "csv-tidy"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "experiments" / "csv-tidy", d)
+    import subprocess
+    import sys
+
+    for _ in range(2):  # from inside the folder, as a user in their skill's folder would
+        r = subprocess.run([sys.executable, "-m", "skilleval.cli", "+experiment=trigger_eval", "skill=.",
+                            "trigger.runs=1", "progress=false"], cwd=d,
+                           env={k: v for k, v in skilleval_cli.env.items() if k != "SKILLEVAL_OUTPUTS"},
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+    assert (d / "outputs").is_dir()
+    rows = _json.loads(skilleval_cli.run("sql", "select calls_made, calls_cached from runs order by ts",
+                                         "--format", "json", check=0).stdout)
+    assert rows[1] == {"calls_made": 0, "calls_cached": rows[0]["calls_made"]}, rows
+    with zipfile.ZipFile(package_skill(d, tmp_path / "dist")) as zf:
+        assert not any("/outputs/" in n for n in zf.namelist()), zf.namelist()
 
 
 def test_package_is_deterministic(tmp_path: Path, skilleval_cli) -> None:
