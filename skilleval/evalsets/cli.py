@@ -96,6 +96,14 @@ def check_evals_main(argv: list[str]) -> int:
                 out.print(f"  uncovered ({c.clause.polarity}): {term(c.clause.text[:100])}")
         for line in power.lines():
             out.print(escape(line))
+    # what a run refuses (a blank query, two ids alike, a bad split) is bad input here too:
+    # "clean", exit 0, then trigger_eval refusing the same set was a check that checked less
+    from skilleval.datasets import load_trigger_cases
+
+    try:
+        load_trigger_cases(path)
+    except UserError as exc:
+        raise UserError(f"{exc} (trigger_eval and trigger_opt refuse this set)") from None
     return 1 if report.warnings else 0
 
 

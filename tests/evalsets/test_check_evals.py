@@ -194,3 +194,14 @@ def test_warnings_before_a_run_are_capped(tmp_path: Path, skilleval_cli) -> None
                              "progress=false", check=0)
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("eval set warning")]
     assert len(lines) == 9 and re.search(r"… and \d+ more \(\d+ near-duplicate\)", lines[-1])
+
+
+def test_a_set_a_run_refuses_is_bad_input_here_too(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN001
+    """check-evals said clean (exit 0) of a set trigger_eval refuses: a blank query, two ids alike."""
+    rows = [{"query": q, "should_trigger": True, "id": f"p{i}"} for i, q in enumerate(DISTINCT_POS[:5])]
+    rows += [{"query": q, "should_trigger": False, "id": f"n{i}"} for i, q in enumerate(NEG)]
+    for bad, words in (({"query": " "}, "'query' is empty"), ({"id": "p0"}, "duplicate id 'p0'")):
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps([{**rows[0]}, {**rows[1], **bad}, *rows[2:]]))
+        proc = skilleval_cli.run("check-evals", str(path), check=2)
+        assert words in proc.stderr and "trigger_eval and trigger_opt refuse this set" in proc.stderr, proc.stderr
