@@ -161,7 +161,7 @@ def package_main(argv: list[str]) -> int:
     p.add_argument("-o", "--output-dir", default=".")
     args = p.parse_args(argv)
     out = package_skill(args.path, args.output_dir)
-    print(out)
+    print(visible_line(out))  # a hostile folder name must not drive the terminal
     root = Path(args.path).resolve()
     root = root.parent if root.name == "SKILL.md" else root
     for f in package_files(root):  # a hard link may be a file from outside the skill folder

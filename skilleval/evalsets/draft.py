@@ -95,7 +95,9 @@ def target_path(skill: Skill, overwrite: bool, output_dir: Path) -> tuple[Path, 
             raise UserError(f"{existing}: draft.overwrite=true cannot replace a .jsonl set; "
                             "remove it or keep the draft")
         return contained(existing, skill.path), existing
-    return contained(evals / DRAFT_NAME, skill.path), None
+    draft = contained(evals / DRAFT_NAME, skill.path)
+    # an earlier draft may hold the user's edits (review-evals saves to it): backed up too
+    return draft, (draft if draft.is_file() else None)
 
 
 def competitors(job: "JobContext", skill: Skill) -> list[Skill]:
@@ -125,7 +127,7 @@ def run_draft_evals(job: "JobContext") -> int:
     drafter = settings.drafter
     if drafter == "auto":
         drafter = "llm" if getattr(job.backend, "writes_prose", True) else "offline"
-    job.console.print(f"[bold]draft_evals[/bold] {escape(skill.name)}: {settings.n} queries "
+    job.console.print(f"[bold]draft_evals[/bold] {term(skill.name)}: {settings.n} queries "
                       f"({settings.positives} should trigger), drafter {drafter}"
                       + (f" on {job.backend.name}/{escape(str(job.backend.model))}" if drafter == "llm" else
                          " (offline baseline: template phrasing, review before trusting it)"))
@@ -177,7 +179,7 @@ def _print(job: "JobContext", skill: Skill, rows: list[dict[str, Any]], target: 
     for note in notes:
         job.console.print(f"[dim]note: {term(note)}[/dim]")
     if saved is not None:
-        job.console.print(f"backup of the replaced set: {escape(str(saved))}")
+        job.console.print(f"backup of the replaced set: {term(str(saved))}")
     uncovered = [c for c in cov if not c.queries]
     if uncovered:
         table = Table("polarity", "clause with no query", title="coverage gaps", title_justify="left")
@@ -187,10 +189,10 @@ def _print(job: "JobContext", skill: Skill, rows: list[dict[str, Any]], target: 
     job.console.print(f"coverage: {len(cov) - len(uncovered)}/{len(cov)} clauses of the description "
                       "and scope statements exercised")
     job.out.print(f"wrote {len(rows)} queries ({pos} should trigger, {len(rows) - pos} should not) to "
-                  f"{escape(str(target))}", soft_wrap=True)
+                  f"{term(str(target))}", soft_wrap=True)
     # one unbroken line: a command to copy, its paths quoted for the shell
-    job.out.print(f"review: skilleval review-evals {escape(shlex.quote(str(target)))} "
-                  f"--skill {escape(shlex.quote(str(skill.path)))}", soft_wrap=True)
+    job.out.print(f"review: skilleval review-evals {term(shlex.quote(str(target)))} "
+                  f"--skill {term(shlex.quote(str(skill.path)))}", soft_wrap=True)
 
 
 run_draft_evals.reports = ()  # its own results and summary (reporting.applies)  # type: ignore[attr-defined]

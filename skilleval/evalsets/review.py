@@ -32,6 +32,7 @@ from skilleval.evalsets.coverage import coverage, query_clauses
 from skilleval.evalsets.evalset import (assign_ids, backup, contained, default_backup_dir, read_rows, resolve_set_path,
                                         validate_rows, write_rows)
 from skilleval.local_http import BodyError, HardenedHandler, origin_ok, read_json_body
+from skilleval.terminal import visible_line
 
 # img-src allows data: for the page's empty `<link rel="icon" href="data:,">` (without it,
 # chromium asks for /favicon.ico and logs the 404 as a console error); the page shows no images.
@@ -113,7 +114,10 @@ def make_handler(state: ReviewState, port_ref: list[int]) -> type[BaseHTTPReques
                 text = (resources.files("skilleval.evalsets") / "templates" / path.lstrip("/")).read_bytes()
                 return self._send(200, text, _STATIC[path])
             if path == "/api/set":
-                return self._json(200, state.payload(state.load()))
+                try:  # the set may be edited on disk while the page is open
+                    return self._json(200, state.payload(state.load()))
+                except SkillevalError as exc:
+                    return self._json(500, {"error": str(exc)})
             if path != "/":
                 return self._json(404, {"error": "not found"})
             try:
@@ -147,6 +151,8 @@ def make_handler(state: ReviewState, port_ref: list[int]) -> type[BaseHTTPReques
                 return self._json(exc.status, {"error": str(exc)})
             except UserError as exc:
                 return self._json(400, {"error": str(exc)})
+            except OSError as exc:  # the disk said no (full, read-only): said, not a dropped page
+                return self._json(500, {"error": f"could not write {state.save_path}: {exc.strerror or exc}"})
 
     return Handler
 
@@ -164,6 +170,10 @@ def build_state(path: str | Path, *, skill: str | None = None, save_to: str | No
     if sk is not None and sk.path.resolve() in set_path.absolute().parents:
         contained(set_path, sk.path)  # a symlinked set in a hostile skill must not redirect writes
     save_path = Path(save_to).expanduser() if save_to else set_path
+    if save_path.is_dir():  # found at the first Save, it dropped the page's connection
+        raise UserError(f"--save-to {save_path}: a folder; give the file to write the set to")
+    if not save_path.parent.is_dir():
+        raise UserError(f"--save-to {save_path}: its folder {save_path.parent} does not exist")
     return ReviewState(set_path.resolve(), save_path.resolve(), sk, bdir, secrets.token_urlsafe(24),
                        threading.Lock())
 
@@ -178,7 +188,7 @@ def serve_review(path: str | Path, *, skill: str | None = None, port: int = 0, s
         raise UserError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
     port_ref[0] = server.server_address[1]
     url = f"http://127.0.0.1:{port_ref[0]}/"
-    print(f"reviewing {state.set_path} at {url} (Ctrl-C to stop)", flush=True)
+    print(f"reviewing {visible_line(state.set_path)} at {url} (Ctrl-C to stop)", flush=True)
     if open_browser:
         open_page(url)
     try:

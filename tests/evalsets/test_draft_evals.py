@@ -80,6 +80,12 @@ def test_existing_set_is_never_overwritten_without_the_flag(tmp_path: Path, skil
     backups = list((skilleval_cli.store / "_backups").rglob("*trigger_eval.json"))
     assert len(backups) == 1 and "my own query" in backups[0].read_text()
     assert skill not in backups[0].parents
+    # a second draft replaced the first, and the edits review-evals saved to it, with no backup
+    draft = skill / "evals" / "trigger_eval.draft.json"
+    draft.write_text('[{"query": "MY EDIT", "should_trigger": true}]\n')
+    skilleval_cli.run("+experiment=draft_evals", f"skill={skill}", "progress=false", check=0)
+    kept = list((skilleval_cli.store / "_backups").rglob("*trigger_eval.draft.json"))
+    assert len(kept) == 1 and "MY EDIT" in kept[0].read_text(), kept
 
 
 def test_skill_creators_file_name_is_read_and_not_shadowed(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN001

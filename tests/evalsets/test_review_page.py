@@ -223,3 +223,36 @@ def test_a_set_with_some_ids_loads_with_unique_ids_and_saves_unedited(tmp_path: 
     assert len({r["id"] for r in rows}) == 3 and rows[0]["id"] == "q001", rows
     state.save(rows)
     assert [r["id"] for r in json.loads(set_path.read_text())] == [r["id"] for r in rows]
+
+
+def test_a_set_broken_on_disk_and_a_folder_to_save_to_are_said(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN001
+    """/api/set on a set edited into invalid JSON while the page was open dropped the
+    connection (a traceback in the terminal); --save-to a folder was found at the first Save."""
+    import threading
+    import urllib.error
+    import urllib.request
+    from http.server import ThreadingHTTPServer
+
+    from skilleval.evalsets.review import build_state, make_handler
+
+    set_path = tmp_path / "set.json"
+    set_path.write_text(json.dumps([{"query": "dedupe this csv", "should_trigger": True},
+                                    {"query": "write a poem", "should_trigger": False}]))
+    state = build_state(set_path, backup_dir=tmp_path / "backups")
+    port = [0]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state, port))
+    port[0] = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        set_path.write_text('[{"query": "broken')
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"http://127.0.0.1:{port[0]}/api/set", timeout=10)
+        assert err.value.code == 500 and "JSON" in json.loads(err.value.read())["error"]
+    finally:
+        server.shutdown()
+    set_path.write_text(json.dumps([{"query": "dedupe this csv", "should_trigger": True},
+                                    {"query": "write a poem", "should_trigger": False}]))
+    (tmp_path / "a-folder").mkdir()
+    proc = skilleval_cli.run("review-evals", str(set_path), "--save-to", str(tmp_path / "a-folder"),
+                             "--no-open", timeout=60)
+    assert proc.returncode == 2 and "a folder; give the file" in proc.stderr, proc.stderr

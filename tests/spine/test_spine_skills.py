@@ -346,3 +346,11 @@ def test_package_refuses_an_invalid_skill(tmp_path: Path, skilleval_cli) -> None
     r = skilleval_cli.run("package", str(d), "-o", str(tmp_path / "dist"), check=2)
     assert "Traceback" not in r.stderr and "kebab-case" in r.stderr
     assert not (tmp_path / "dist" / "bad.skill").exists()
+
+
+def test_package_prints_a_hostile_folder_name_visibly(tmp_path: Path, skilleval_cli) -> None:
+    """The archive's path went to the terminal raw: a folder named with ESC[31m and an OSC
+    title sequence recoloured and retitled it."""
+    d = _populate(tmp_path / "hp\x1b[31m\x1b]0;T\x07")
+    r = skilleval_cli.run("package", str(d), "-o", str(d.parent / "out"), check=0)
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout and "\\x1b[31m" in r.stdout, repr(r.stdout)
