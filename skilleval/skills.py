@@ -68,7 +68,7 @@ def _read_skill_md(md: Path) -> str:
         raise UserError(f"{md}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+class UniqueKeyLoader(yaml.SafeLoader):
     """PyYAML keeps the last of two equal keys silently; a frontmatter saying `name` twice
     is ambiguous (which one does Claude see?), so it is an error naming the key and line."""
 
@@ -95,7 +95,7 @@ def split_frontmatter(text: str, source: Path) -> tuple[dict[str, Any], str]:
         raise UserError(f"{source}: missing YAML frontmatter (the file must start with a '---' "
                         "line and close it with another '---' line)")
     try:
-        data = yaml.load(match.group(1), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
+        data = yaml.load(match.group(1), Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
@@ -257,6 +257,11 @@ def description_problems(desc: str) -> list[tuple[str, str]]:
         problems.append(("description must not contain '<' or '>'",
                          "skill-creator's validation and skill upload refuse it, so the skill "
                          "cannot ship as measured"))
+    controls = sorted({f"\\x{ord(ch):02x}" for ch in desc if (ord(ch) < 32 and ch not in "\t\n")
+                       or 0x7f <= ord(ch) <= 0x9f})
+    if controls:  # description= and a proposer's candidate are refused for them too
+        problems.append((f"description contains control characters ({', '.join(controls)})",
+                         "they reach the listing Claude reads, and any terminal that shows it"))
     if len(desc) > MAX_DESCRIPTION:
         problems.append((f"description is {len(desc)} characters; at most {MAX_DESCRIPTION}",
                          "skill-creator says longer ones are truncated, so Claude may not see "

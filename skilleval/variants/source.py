@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from skilleval.errors import UserError
+from skilleval.skills import UniqueKeyLoader
 
 ORIGINAL = "original"
 #: Names a Hydra override can carry unquoted (they become ``variant=NAME`` sweep values).
@@ -55,12 +56,23 @@ def _check(text: Any, what: str) -> str:
     return text
 
 
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate key {key!r}")
+        seen[key] = value
+    return seen
+
+
 def load_variants(path: str | Path) -> dict[str, str]:
     """name -> description from a YAML/JSON file or a folder of NAME.txt; all validated."""
     p = Path(str(path)).expanduser()
     if p.is_dir():
         raw: dict[str, Any] = {}
         for f in sorted(p.glob("*.txt")):
+            if f.name.startswith("."):  # an editor's or the OS's file, not a variant
+                continue
             try:
                 raw[f.stem] = f.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
@@ -70,7 +82,9 @@ def load_variants(path: str | Path) -> dict[str, str]:
     elif p.is_file():
         try:
             text = p.read_text(encoding="utf-8")
-            raw = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
+            # a name given twice is refused (the parsers keep the last one silently)
+            raw = json.loads(text, object_pairs_hook=_unique_pairs) if p.suffix.lower() == ".json" \
+                else yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader
         except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise UserError(f"variants={p}: not valid {'JSON' if p.suffix == '.json' else 'YAML'}: "
@@ -81,10 +95,12 @@ def load_variants(path: str | Path) -> dict[str, str]:
         raise UserError(f"variants={p}: no such file or folder")
     out: dict[str, str] = {}
     for name, text in raw.items():
-        name = str(name)
+        if not isinstance(name, str):  # YAML reads yes/no as booleans and 1.0 as a number
+            raise UserError(f"variants={p}: variant name {name!r} is read as a "
+                            f"{type(name).__name__}, not text; quote the name in the file")
         if not _NAME.match(name):
-            raise UserError(f"variants={p}: variant name {name!r} must be letters, digits, "
-                            "'_', '-' or '.', at most 64 characters")
+            raise UserError(f"variants={p}: variant name {name!r} must start with a letter or digit, "
+                            "then letters, digits, '_', '-' or '.', at most 64 characters")
         out[name] = _check(text, f"variants={p}: variant {name!r}")
     return out
 

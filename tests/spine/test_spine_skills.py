@@ -204,6 +204,14 @@ def test_a_candidate_installs_with_only_its_description_changed(tmp_path: Path) 
     assert "flag: no   # trailing comment" in text and load_skill(tmp_path / "trial").description == "Candidate wording."
 
 
+def test_validate_refuses_control_characters_in_the_description(tmp_path: Path) -> None:
+    """validate said "Skill is valid!" of a description holding ESC[31m, which description=
+    and a proposer's candidate are refused for."""
+    d = write_skill(tmp_path, "ansi", frontmatter='name: ansi\ndescription: "Tide \\e[31mred\\e[0m planner"\n')
+    errors = [p.message for p in validate_skill(d) if p.level == "error"]
+    assert errors == ["description contains control characters (\\x1b)"], errors
+
+
 def test_an_installed_skill_keeps_its_scripts_executable(tmp_path: Path) -> None:
     """The trial folder's copy of scripts/helper.py lost its executable bit, so a skill telling
     Claude to run it got 'permission denied'; the bit also counts in resources_hash."""

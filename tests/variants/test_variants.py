@@ -155,6 +155,20 @@ def test_a_folder_of_txt_variants_and_bad_names(tmp_path, skilleval_cli):
         load_variants(bad)
     out = skilleval_cli.run("+experiment=trigger_eval", f"variants={d}", "variant=nope", check=2)
     assert "variant=nope: not in" in out.stderr
+    # an editor's dotfile in the folder is no variant (it was refused as a bad name)
+    (d / ".terse.txt").write_text("swap file")
+    assert load_variants(d) == {"terse": "Changelogs from git history."}
+    # a name given twice kept the last silently; yes/no and 1.0 became True/False and a number
+    for text, words in (("short: one desc\nshort: two desc\n", "duplicate key 'short'"),
+                        ("yes: Plan tide walks.\n", "read as a bool, not text"),
+                        ("1.0: Plan tide walks.\n1: other words.\n", "duplicate key")):
+        bad.write_text(text)
+        with pytest.raises(UserError, match=words):
+            load_variants(bad)
+    dup = tmp_path / "dup.json"
+    dup.write_text('{"a": "one desc", "a": "two desc"}')
+    with pytest.raises(UserError, match="duplicate key 'a'"):
+        load_variants(dup)
 
 
 def test_trigger_opt_writes_variants_yaml_that_resweeps_from_the_cache(tmp_path, skilleval_cli):
