@@ -25,10 +25,10 @@ try:  # the SDK's HTTP client (anthropic 2.x ships its own fork of httpx)
 except ImportError:  # pragma: no cover
     import httpx as _httpx  # type: ignore[no-redef]
 
-from skilleval.backends.api_listing import build_request, layout_for, skill_input_key
+from skilleval.backends.api_listing import LAYOUTS, ORIENT_TOOLS, build_request, layout_for, skill_input_key
 from skilleval.backends.api_turns import Turns, add_tokens, skill_name
 from skilleval.backends.base import BaseBackend
-from skilleval.backends.params import AnthropicApiParams
+from skilleval.backends.params import AnthropicApiParams, check_bounds
 from skilleval.backends.pricing import TokenCounts, cost_usd, tokens_from_usage
 from skilleval.backends.retry import AdaptiveLimiter, Failure, backoff_delay, classify
 from skilleval.domain import Completion, Outcome, Trial, TrialResult
@@ -58,6 +58,14 @@ class AnthropicApiBackend(BaseBackend):
     harness_version = "api-1"
 
     def __init__(self, params: AnthropicApiParams) -> None:
+        check_bounds("backend", params, {"max_retries": 0, "concurrency": 1, "min_concurrency": 1,
+                                         "max_turns": 1, "max_tokens": 1}, positive=("timeout_s",))
+        if params.layout not in LAYOUTS:  # an unknown one sent no listing at all: recall 0 %
+            raise UserError(f"backend.layout={params.layout!r}: one of {', '.join(LAYOUTS)}")
+        unknown = [t for t in params.extra_tools if t not in ORIENT_TOOLS]
+        if unknown:  # an unknown tool was dropped without a word
+            raise UserError(f"backend.extra_tools: unknown {', '.join(map(repr, unknown))} "
+                            f"(valid: {', '.join(ORIENT_TOOLS)})")
         self.params = params
         self.model = params.model
         key = os.environ.get(params.api_key_env)

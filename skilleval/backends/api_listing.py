@@ -40,7 +40,7 @@ SKILL_TOOL_DESCRIPTION = (
 )
 LISTING_HEADER = "The following skills are available for use with the Skill tool:"
 MAX_DESC_CHARS = 1536
-_ORIENT_TOOLS: dict[str, dict[str, Any]] = {
+ORIENT_TOOLS: dict[str, dict[str, Any]] = {
     "Read": {"name": "Read", "description": "Read a file from the local filesystem.",
              "input_schema": {"type": "object", "properties": {"file_path": {"type": "string"}},
                               "required": ["file_path"]}},
@@ -52,6 +52,10 @@ _ORIENT_TOOLS: dict[str, dict[str, Any]] = {
                               "required": ["command"]}},
 }
 EPHEMERAL = {"type": "ephemeral"}
+
+
+#: how the listing can be laid out in a request (``auto``: as the mimicked CLI version does)
+LAYOUTS = ("auto", "reminder", "system_message", "tool_lines", "tool_xml")
 
 
 def layout_for(cli_version: str, model: str, layout: str) -> str:
@@ -134,7 +138,7 @@ def build_request(listing: Sequence[ListedSkill], query: str, *, model: str, lay
     elif resolved == "tool_lines":
         description += "\n\nAvailable skills:\n" + listing_lines(shown)
     tools = [skill_tool(description, key)]
-    tools += [_ORIENT_TOOLS[name] for name in extra_tools if name in _ORIENT_TOOLS]
+    tools += [ORIENT_TOOLS[name] for name in extra_tools if name in ORIENT_TOOLS]
     system_block: dict[str, Any] = {"type": "text", "text": system_prompt or DEFAULT_SYSTEM}
     if cache:
         system_block["cache_control"] = EPHEMERAL

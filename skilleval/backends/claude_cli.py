@@ -44,7 +44,7 @@ from skilleval.backends.cli_process import (
     usable_cpus,
 )
 from skilleval.backends.cli_stream import CliRun, reported_api_wait_s
-from skilleval.backends.params import ClaudeCliParams
+from skilleval.backends.params import ClaudeCliParams, check_bounds
 from skilleval.backends.pricing import cost_usd
 from skilleval.domain import Completion, Outcome, Skill, Trial, TrialResult
 from skilleval.errors import HarnessError, UserError
@@ -70,8 +70,11 @@ class ClaudeCliBackend(BaseBackend):
                             "(install Claude Code, or run .ci/install-claude-cli.sh)")
         self.cli_version = _cli_version(self.executable)
         self.hints = params.sim_hints and is_loopback(params.base_url)
-        if params.concurrency is not None and params.concurrency < 1:
-            raise UserError(f"backend.concurrency must be at least 1, got {params.concurrency}")
+        check_bounds("backend", params, {"concurrency": 1, "max_turns": 1, "max_retries": 0,
+                                         "cli_max_retries": 0, "retry_base_s": 0}, positive=("timeout_s",))
+        if params.work_root is not None and not Path(params.work_root).expanduser().is_dir():
+            raise UserError(f"backend.work_root={params.work_root}: no such folder (trial projects "
+                            "are made inside it)")
         # Processes at once: the usable CPUs while the work is CPU-bound (about 0.45 s of CPU a
         # trial; measured on 2 CPUs against serve-sim, benchmarks/cli_orchestration.py:
         # 3 processes wall x1.045 (CI 1.00-1.09), 8 processes x1.24), more when the API's

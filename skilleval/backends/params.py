@@ -9,7 +9,7 @@ backend is built.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 from skilleval.sim import model as sim
 
@@ -88,3 +88,20 @@ class EmbedParams:
     #: Override the shipped calibration (null: use embed_calibration.json).
     intercept: float | None = None
     slope: float | None = None
+
+
+def check_bounds(prefix: str, params: Any, minimums: dict[str, float], positive: tuple[str, ...] = ()) -> None:
+    """UserError (exit 2) naming ``prefix.field`` for a setting below its least value, or not
+    above 0 for those in `positive`. Found by a run, a timeout of -5 s was every trial a
+    timeout (exit 3, "check the API key"), a concurrency of 0 no trial at all."""
+    from skilleval.checks import checked_number
+    from skilleval.errors import UserError
+
+    for name, least in minimums.items():
+        value = getattr(params, name)
+        if value is not None and checked_number(f"{prefix}.{name}", value, float) < least:
+            raise UserError(f"{prefix}.{name} must be at least {least:g}, got {value!r}")
+    for name in positive:
+        value = getattr(params, name)
+        if value is not None and checked_number(f"{prefix}.{name}", value, float) <= 0:
+            raise UserError(f"{prefix}.{name} must be above 0, got {value!r}")
