@@ -39,7 +39,16 @@ async def run_self_check(job: "JobContext", skill: Skill, distractors: list[Skil
                          runner: Any = None) -> None:
     """Prove the harness measures before paying for a run (real backends only). The control
     calls count in `runner`'s calls made and cost, like any trial (the budget books them as
-    they are sent, in `selfcheck._run`)."""
+    they are sent, in `selfcheck._run`). A skill Claude Code keeps out of the listing
+    (``disable-model-invocation: true``) is "could not measure" before any call, on every
+    backend and with the self-check off too: its frontmatter says so, and a run reported
+    recall 0 % (or paid six control calls to learn it)."""
+    if not skill.model_invocable and job.experiment != "routing":  # routing lists many skills
+        from skilleval.errors import HarnessError
+
+        raise HarnessError(f"{skill.name!r} sets disable-model-invocation: true, so Claude Code keeps "
+                           "it out of the model's listing and the model can never trigger it; there "
+                           "is nothing to measure (exit 3, before any call)")
     if job.backend.needs_self_check and job.cfg.trigger.get("self_check", True):
         from skilleval.trigger.runner import trial_rows_recorder
         from skilleval.trigger.selfcheck import REPEATS, self_check

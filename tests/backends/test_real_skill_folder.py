@@ -115,3 +115,17 @@ def test_api_executor_lists_skills_by_claude_codes_rules(tmp_path: Path) -> None
     req = ExecutionRequest("k" * 32, "1", "e", "with_skill", 0, "task", tmp_path, ArmSettings(model="sim-1"),
                            (hidden,))
     assert "report-tidy" not in system_prompt(req)
+
+
+def test_a_skill_claude_code_does_not_list_is_refused_before_any_call(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN001
+    """With the self-check off, or on the stub, such a skill measured recall 0 % (exit 0); with
+    it on, six control calls were paid to learn what the frontmatter says."""
+    import json
+
+    skill = _skill(tmp_path, "disable-model-invocation: true\n")
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps([{"query": "tidy the quarterly report", "should_trigger": True},
+                                 {"query": "write a poem", "should_trigger": False}]))
+    r = skilleval_cli.run("+experiment=trigger_eval", f"skill={skill}", f"cases={cases}", "progress=false", check=3)
+    assert "disable-model-invocation" in r.stderr and "before any call" in r.stderr, r.stderr
+    assert not (skilleval_cli.store / "trials").exists()
