@@ -120,6 +120,10 @@ def mcnemar_exact(b: int, c: int) -> float:
 # -- functional evals: clustered bootstrap and a paired test (added for issue 5) ------------
 
 
+#: the fewest runs per arm for which one eval's runs alone give an interval
+ONE_EVAL_MIN_RUNS = 3
+
+
 def bootstrap_ci_clustered(primary: "dict[str, list[float]]", baseline: "dict[str, list[float]]",
                            *, n_boot: int = 2000, confidence: float = 0.95,
                            seed: int = 0) -> tuple[float, float, float]:
@@ -130,10 +134,10 @@ def bootstrap_ci_clustered(primary: "dict[str, list[float]]", baseline: "dict[st
     the statistic is the mean over evals of the per-eval difference of means (every eval
     weighs the same). Returns (delta, low, high); an eval missing from either arm is left out.
 
-    With one eval and a single run in each arm there is nothing to resample: every replicate
-    equals the point ("+0.09 [+0.09, +0.09]" next to a permutation p of 1), and a lower-bound
-    gate would pass on two executions. The interval is then undefined (NaN bounds, shown as
-    n/a); the delta stays.
+    With one eval and fewer than `ONE_EVAL_MIN_RUNS` runs in an arm there is no interval (NaN
+    bounds, shown as n/a; the delta stays): resampling so few runs claimed far more than they
+    knew ("+0.09 [+0.09, +0.09]" beside a permutation p of 1, and a lower-bound gate passed on
+    two executions).
     """
     import numpy as np
 
@@ -143,7 +147,10 @@ def bootstrap_ci_clustered(primary: "dict[str, list[float]]", baseline: "dict[st
     p = [np.asarray(primary[e], float) for e in evals]
     b = [np.asarray(baseline[e], float) for e in evals]
     point = float(np.mean([pi.mean() - bi.mean() for pi, bi in zip(p, b)]))
-    if len(evals) == 1 and p[0].size == 1 and b[0].size == 1:
+    if len(evals) == 1 and min(p[0].size, b[0].size) < ONE_EVAL_MIN_RUNS:
+        # One eval's interval rests on resampling its runs alone, and a percentile bootstrap
+        # of one or two runs claims what it cannot know: "+0.25 [+0.25, +0.25]" from 2 vs 1
+        # runs, [+0.18, +0.36] beside a permutation p of 0.33. Undefined (shown as n/a).
         return (point, float("nan"), float("nan"))
     rng = np.random.default_rng(seed)
     k = len(evals)

@@ -66,9 +66,10 @@ def test_stratified_permutation_of_identical_arms_is_one() -> None:
 
 
 def test_clustered_bootstrap_point_and_scipy_interval_on_one_eval() -> None:
-    """The point estimate is the mean over evals of per-eval differences; with one eval and
-    one run in the baseline the replicate is the bootstrap of the primary's mean, so the
-    interval matches scipy's percentile bootstrap up to Monte Carlo error."""
+    """The point estimate is the mean over evals of per-eval differences; with one eval and a
+    constant baseline the replicate is the bootstrap of the primary's mean, so the interval
+    matches scipy's percentile bootstrap up to Monte Carlo error. One eval with fewer than
+    three runs in an arm has no interval."""
     rng = np.random.default_rng(3)
     prim = {"a": list(rng.uniform(0.4, 1.0, 30)), "b": [1.0, 0.0], "c": [0.5]}
     base = {"a": [0.2, 0.4], "b": [0.5, 0.5], "c": [0.5], "d": [1.0]}
@@ -76,8 +77,11 @@ def test_clustered_bootstrap_point_and_scipy_interval_on_one_eval() -> None:
     want = np.mean([np.mean(prim[e]) - np.mean(base[e]) for e in ("a", "b", "c")])
     assert delta == pytest.approx(want) and low <= delta <= high
 
-    one_p, one_b = {"x": list(rng.uniform(0, 1, 40))}, {"x": [0.25]}
+    one_p, one_b = {"x": list(rng.uniform(0, 1, 40))}, {"x": [0.25] * 3}
     delta, low, high = bootstrap_ci_clustered(one_p, one_b, n_boot=4000, seed=7)
     ref = sps.bootstrap((np.asarray(one_p["x"]) - 0.25,), np.mean, n_resamples=4000,
                         method="percentile", random_state=7).confidence_interval
     assert low == pytest.approx(ref.low, abs=0.02) and high == pytest.approx(ref.high, abs=0.02)
+    for few_p, few_b in (({"x": [0.75, 0.75]}, {"x": [0.5]}), ({"x": [1.0, 0.5]}, {"x": [0.2, 0.4]})):
+        delta, low, high = bootstrap_ci_clustered(few_p, few_b)
+        assert np.isfinite(delta) and np.isnan(low) and np.isnan(high), (few_p, few_b, low, high)
