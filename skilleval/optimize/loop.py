@@ -115,6 +115,7 @@ class Optimizer:
 
     def print_plan(self) -> None:
         from skilleval.evalsets.cli import warn_before_run  # incl. near-duplicates across splits
+        from skilleval.trigger.experiment import self_check_calls
 
         warn_before_run(self.job, self.skill, self.cases, runs=self.runner.settings.runs,
                         threshold=self.runner.settings.threshold, splits={
@@ -134,7 +135,8 @@ class Optimizer:
             f"plan: ≤{self.opt.max_iterations} iterations × {self.opt.candidates} candidates, "
             f"≤{runs} runs/query ({self.runner.settings.policy} for selection, "
             f"{self.test_settings().policy} for the test); per iteration {le}{p.iteration} calls "
-            f"({p.proposer_calls} proposer{attr}); total {le}{p.total} calls{cost}; selection by {sel}, "
+            f"({p.proposer_calls} proposer{attr}); total {le}{p.total} calls{self_check_calls(self.job)}{cost}; "
+            f"selection by {sel}, "
             f"paired {self.opt.paired_test} α={self.opt.alpha}")
         if b is not None and (b.max_calls is not None or b.max_usd is not None):
             self.console.print(f"budget: max_calls={b.max_calls} max_usd={b.max_usd} "

@@ -92,7 +92,7 @@ def query_rows(job: "JobContext", report: TriggerEvalReport) -> list[dict[str, A
     return rows
 
 
-def _self_check_calls(job: "JobContext") -> str:
+def self_check_calls(job: "JobContext") -> str:
     """The plan's promise includes the controls: "≤60 calls" and then 66 made reads as a bug."""
     if job.backend.needs_self_check and job.cfg.trigger.get("self_check", True):
         from skilleval.trigger.selfcheck import REPEATS
@@ -112,7 +112,7 @@ def run_trigger_eval(job: "JobContext") -> int:
     job.console.print(
         f"[bold]trigger_eval[/bold] {safe(skill.name)}: {len(cases)} queries × ≤{max_runs(settings)} runs "
         f"({settings.policy}), backend {safe(job.backend.name)}/{safe(job.backend.model)}, "
-        f"≤{runner.max_calls(len(cases))} calls{_self_check_calls(job)}")
+        f"≤{runner.max_calls(len(cases))} calls{self_check_calls(job)}")
     if settings.policy != "fixed":
         job.console.print(f"[yellow]rates: {rates_label(settings)}[/yellow]")
     partial = False

@@ -200,3 +200,13 @@ def test_a_free_error_does_not_make_the_next_calls_look_free() -> None:
             booked += 1
     assert budget.usd + booked * HEADROOM * 0.002 <= 0.01
     assert budget.stopped
+
+
+def test_trigger_opt_plan_counts_the_self_check(skilleval_cli, sim: SimProcess) -> None:  # noqa: ANN001
+    """The plan said "total ≤61 calls", and a budget of 61 then stopped the run: the six
+    self-check calls were in no figure (trigger_eval's plan says them)."""
+    r = skilleval_cli.run("+experiment=trigger_opt", "backend=anthropic_api", f"backend.base_url={sim.url}",
+                          "backend.model=sim-1", "optimize.max_iterations=1", "progress=false",
+                          env={"ANTHROPIC_API_KEY": "sk-ant-test"}, check=0)
+    [plan] = [ln for ln in r.stderr.splitlines() if ln.startswith("plan:")]
+    assert "calls + ≤6 self-check" in plan, plan
