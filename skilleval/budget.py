@@ -59,16 +59,16 @@ class Budget:
         if self.max_calls is not None and self.calls + calls > self.max_calls - self.held_back:
             held = f"; {self.held_back} held back for {self.held_for}" if self.held_back else ""
             self._stop(f"budget.max_calls={self.max_calls} reached ({self.calls} calls made{held})")
-        if self.max_usd is not None:
-            est = HEADROOM * (self.per_call_usd or 0.0)
-            booked = self.usd + (self.in_flight + calls) * est
-            if self.usd >= self.max_usd or booked > self.max_usd * (1 + 1e-9):
-                self._stop(f"budget.max_usd={self.max_usd} reached (${self.usd:.4f} spent, "
-                           f"{self.in_flight} call(s) in flight, next call ≈ ${est:.4f})")
+        if not self._money_fits(calls):
+            self._stop(f"budget.max_usd={self.max_usd} reached (${self.usd:.4f} spent, "
+                       f"{self.in_flight} call(s) in flight, next call ≈ "
+                       f"${HEADROOM * (self.per_call_usd or 0.0):.4f})")
         self.calls += calls
         self.in_flight += calls
 
     def _money_fits(self, calls: int) -> bool:
+        """The money cap has room for `calls` more beside those in flight, each booked at
+        `HEADROOM` times the dearest call so far (True without a money cap)."""
         est = HEADROOM * (self.per_call_usd or 0.0)
         return self.max_usd is None or (self.usd < self.max_usd and
                                         self.usd + (self.in_flight + calls) * est <= self.max_usd * (1 + 1e-9))

@@ -3,8 +3,9 @@ carries, and the reading of a POST's JSON body.
 
 Both servers are `http.server` handlers. `HardenedHandler` puts the page's CSP and the
 security headers on every answer, including the error pages `http.server` writes itself
-(``send_error``: 400 for a malformed request line, 414, 501 for an unknown method, 505),
-which the handlers' own ``_send`` never saw. `http.server` leaves the body to the handler.
+(``send_error``: 501 for an unknown method, 414 for a request line past its limit), which
+the handlers' own ``_send`` never saw. (Errors found before the request's HTTP version is
+read are written HTTP/0.9 style, with no headers at all.) `http.server` leaves the body to the handler.
 Why a shared reader: each handler read ``int(Content-Length)`` bytes itself, so a header of
 ``abc`` was a traceback with no answer, ``-1`` read until the client closed (past the size
 cap) and a body that was not UTF-8 a traceback in `review-evals`. Every such request is now a

@@ -352,6 +352,8 @@ def _run_folders(root: Path) -> list[Path]:
             if top is not None and top.name in ("outputs", "multirun"):
                 found.append(top)
             dirnames[:] = []
+        else:  # what package_files leaves out anyway (.git, node_modules) is not walked
+            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in _EXCLUDED_PARTS]
     return found
 
 
