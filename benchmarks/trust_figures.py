@@ -69,10 +69,10 @@ def item1(sim: SimProcess) -> None:
                 b = json.loads(bench[-1].read_text())
                 d = b["delta_stats"]["pass_rate"]
                 errors = sum(v["error"] + v.get("timeout", 0) for v in b["execution_errors"].values())
+                ci = ("(CI n/a: one eval with fewer than 3 valid runs in an arm)" if d.get("low") is None
+                      else f"[{d['low']:+.2f}, {d['high']:+.2f}]")
                 line += (f", {errors} errored execution(s) left out, delta "
-                         + ("n/a" if d.get("delta") is None else
-                            f"{d['delta']:+.2f} [{d['low'] if d['low'] is not None else float('nan'):+.2f}, "
-                            f"{d['high'] if d['high'] is not None else float('nan'):+.2f}]"))
+                         + ("n/a" if d.get("delta") is None else f"{d['delta']:+.2f} {ci}"))
             print(line + (f" -- {last}" if p.returncode else ""))
 
 
