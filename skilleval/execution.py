@@ -164,6 +164,8 @@ def input_file(skill_root: Path, rel: str, where: str = "") -> Path:
     except PermissionError as exc:
         raise UserError(f"{prefix}eval input file {rel!r} is outside the skill folder {skill_root} "
                         f"({exc})") from None
+    if src.is_dir():  # it said "not found" of a folder that is there
+        raise UserError(f"{prefix}eval input file {rel!r} is a folder: list the files in it")
     if not src.is_file():
         raise UserError(f"{prefix}eval input file not found: {skill_root / rel}")
     return src

@@ -308,6 +308,11 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
     errs = {a: sum(r.counts[2] for r in records if r.arm.name == a) for a in (p, b)}
     t.add_row("judge errors", str(errs[p]), str(errs[b]), "")
     job.out.print(t)
+    partial = bench.get("partial")
+    if partial:  # on stdout beside the numbers, as trigger_eval says it (stderr alone was missed)
+        job.out.print(f"[yellow]PARTIAL: {safe(partial['reason'])}: {partial['executions_not_run']} "
+                      f"executions not run and {partial['grades_not_made']} grade(s) not made (the "
+                      "judge errors above); every number covers only what ran[/yellow]")
     pv = ds["pass_rate"]["p_value"]
     dv = ds["pass_rate"]["delta"]
     job.out.print(f"pass-rate delta ({p} - {b}): {'n/a' if dv is None else f'{dv:+.2f}'}, permutation "

@@ -33,6 +33,8 @@ def files(tmp_path_factory) -> Path:  # noqa: ANN001
                                                                  "expectations": ["x"]}]}))
     for name, check in TYPED_CHECKS.items():
         (d / f"typed-{name}.json").write_text(json.dumps({"evals": [{**task, "expectations": [check]}]}))
+    (d / "input-folder.json").write_text(json.dumps({"evals": [{**task, "files": ["evals/files"],
+                                                                "expectations": ["x"]}]}))
     (d / "misspelt-eval-key.json").write_text(json.dumps({"evals": [{**task, "expectatons": ["x"]}]}))
     (d / "sloop").symlink_to("sloop")
     return d
@@ -84,6 +86,8 @@ CASES = {
     "check option misspelt": ((*FUNCTIONAL, "functional.evals={d}/typed-misspelt-option.json"),
                               "typed-misspelt-option.json: eval #0 expectation #0: a json_path check has no key "
                               "'equal' (did you mean 'equals'?"),
+    "input file is a folder": ((*FUNCTIONAL, "functional.evals={d}/input-folder.json"),
+                               "eval input file 'evals/files' is a folder: list the files in it"),
     "eval key misspelt": ((*FUNCTIONAL, "functional.evals={d}/misspelt-eval-key.json"),
                           "misspelt-eval-key.json: eval #0: an eval has no key 'expectatons' (did you mean 'expectations'?"),
     "bogus arm": ((*FUNCTIONAL, "functional.arms=[with_skill,bogus]"), "'bogus'"),

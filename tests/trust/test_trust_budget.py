@@ -68,6 +68,8 @@ def test_functional_eval_budget_stop_reports_what_ran_as_partial(skilleval_cli) 
     assert r.returncode == 4, r.stdout + r.stderr
     assert "budget stop: budget.max_calls=4" in r.stderr and "Traceback" not in r.stderr
     assert "PARTIAL" in r.stdout + r.stderr and "with_skill" in r.stdout
+    # said on stdout beside the numbers, where ungraded expectations show as judge errors
+    assert "PARTIAL: budget stop: budget.max_calls=4" in " ".join(r.stdout.split()), r.stdout
     [bench_path] = skilleval_cli.outputs.rglob("iteration-1/benchmark.json")
     bench = json.loads(bench_path.read_text())
     assert bench["partial"]["reason"].startswith("budget stop: budget.max_calls=4")
