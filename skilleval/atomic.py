@@ -11,20 +11,30 @@ import contextlib
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 
 def write_text_atomic(path: Path, text: str, *, durable: bool = False) -> None:
     """Replace `path` with `text` (UTF-8). The file keeps its permission bits; a new file gets
     what the process's umask gives. `durable`: fsync before the rename."""
+    with atomic_writer(path, durable=durable) as fh:
+        fh.write(text.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def atomic_writer(path: Path, *, durable: bool = False) -> Iterator[BinaryIO]:
+    """A binary file that replaces `path` when the block ends without an error, and is
+    removed when it raises (`path` is then left as it was). Permissions as `write_text_atomic`'s."""
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            yield fh
             if durable:
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import zipfile
 from pathlib import Path
 
+from skilleval.atomic import atomic_writer
 from skilleval.errors import UserError
 from skilleval.skills import package_files, skill_md_path, validate_skill
 
@@ -39,18 +39,13 @@ def package_skill(path: str | Path, out_dir: str | Path | None = None) -> Path:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file on the way (NotADirectoryError), no permission, ...
         raise UserError(f"-o {out_parent}: cannot make the folder ({exc.strerror or exc})") from None
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
-            for f in files:
-                info = zipfile.ZipInfo(f"{root.name}/{f.relative_to(root).as_posix()}", ZIP_EPOCH)
-                info.compress_type = zipfile.ZIP_DEFLATED
-                info.external_attr = (0o755 if os.stat(f).st_mode & 0o111 else 0o644) << 16
-                big = os.stat(f).st_size >= 1 << 31  # zipfile needs telling before it streams
-                with open(f, "rb") as src, zf.open(info, "w", force_zip64=big) as dst:
-                    shutil.copyfileobj(src, dst, 1 << 20)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(out) as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in files:
+            info = zipfile.ZipInfo(f"{root.name}/{f.relative_to(root).as_posix()}", ZIP_EPOCH)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            st = os.stat(f)
+            info.external_attr = (0o755 if st.st_mode & 0o111 else 0o644) << 16
+            big = st.st_size >= 1 << 31  # zipfile needs telling before it streams
+            with open(f, "rb") as src, zf.open(info, "w", force_zip64=big) as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
     return out

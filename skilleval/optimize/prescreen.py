@@ -52,13 +52,10 @@ class Prescreener:
         runner = TrialRunner(backend, settings=replace(opt.runner.settings, policy="fixed"), store=None)
         return cls(name, keep, _runner=runner)
 
-    def _proxy(self, opt: "Optimizer") -> Any:
-        return self._runner
-
     async def select(self, opt: "Optimizer", iteration: int, proposals: Sequence[Any]) -> list[Any]:
         if len(proposals) <= self.keep:
             return list(proposals)
-        runner = self._proxy(opt)
+        runner = self._runner  # built by `checked`
         cases = [*opt.split.train, *opt.split.validation]
         n = len(opt.split.train)
         scored = []

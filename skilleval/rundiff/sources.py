@@ -174,12 +174,14 @@ def kind_of(store: Store, run: dict[str, Any]) -> str | None:
 
 def _from_store(run_id: str, store: Store) -> RunData:
     tables = store.tables()
-    if "runs" in tables:
-        kind = store.query("SELECT experiment FROM runs WHERE run_id = ?", [run_id]).to_pylist()
-        if kind and kind[0]["experiment"] in NOT_DIFFED:
-            raise UserError(f"run {run_id} is a {kind[0]['experiment']} run: diff compares one skill's "
-                            "trigger_eval or functional runs (see a routing run's confusion matrix "
-                            "in `skilleval view`, or query its rows with `skilleval sql`)")
+    # the run's row, read once (each query opens the store's views anew)
+    found = store.query("SELECT experiment, status, backend, model, output_dir FROM runs WHERE run_id = ?",
+                        [run_id]).to_pylist() if "runs" in tables else []
+    run = found[0] if found else None
+    if run is not None and run["experiment"] in NOT_DIFFED:
+        raise UserError(f"run {run_id} is a {run['experiment']} run: diff compares one skill's "
+                        "trigger_eval or functional runs (see a routing run's confusion matrix "
+                        "in `skilleval view`, or query its rows with `skilleval sql`)")
     if "queries" in tables:
         rows = store.query("SELECT * FROM queries WHERE run_id = ? ORDER BY ts, case_id", [run_id]).to_pylist()
         if rows:
@@ -189,28 +191,23 @@ def _from_store(run_id: str, store: Store) -> RunData:
                                      r["passed"], _stopped_early(r), r.get("threshold"))
                             for r in rows]
             data.settings = {"policy": rows[0].get("policy")}
-            if "runs" in tables:
-                status = store.query("SELECT status, backend, model FROM runs WHERE run_id = ?",
-                                     [run_id]).to_pylist()
+            if run is not None:
                 # (a run still "running" is the gate's own current run, complete by then)
-                if status and status[0]["status"] in ("budget_stopped", "interrupted", "failed", "stale"):
-                    data.notes.append(f"{run_id} is {status[0]['status']}: its results are partial")
-                if status:
-                    data.settings.update(backend=status[0]["backend"], model=status[0]["model"])
+                if run["status"] in ("budget_stopped", "interrupted", "failed", "stale"):
+                    data.notes.append(f"{run_id} is {run['status']}: its results are partial")
+                data.settings.update(backend=run["backend"], model=run["model"])
             return data
-    if "runs" in tables:
-        runs = store.query("SELECT output_dir, status FROM runs WHERE run_id = ?", [run_id]).to_pylist()
-        if runs:
-            bench = Path(runs[0]["output_dir"] or "") / "benchmark.json"
-            if bench.is_file():
-                data = from_file(bench)
-                data.label = data.run_id = run_id
-                return data
-            graded = _from_grades(run_id, store)  # an import of a workspace with no benchmark.json
-            if graded is not None:
-                return graded
-            raise UserError(f"run {run_id} ({runs[0]['status']}) has no per-query results, no graded "
-                            f"executions and no benchmark.json in {runs[0]['output_dir']}")
+    if run is not None:
+        bench = Path(run["output_dir"] or "") / "benchmark.json"
+        if bench.is_file():
+            data = from_file(bench)
+            data.label = data.run_id = run_id
+            return data
+        graded = _from_grades(run_id, store)  # an import of a workspace with no benchmark.json
+        if graded is not None:
+            return graded
+        raise UserError(f"run {run_id} ({run['status']}) has no per-query results, no graded "
+                        f"executions and no benchmark.json in {run['output_dir']}")
     raise UserError(f"no run {run_id!r} in the store at {store.root} (give a run id, latest, "
                     "latest~N, or a results.json / benchmark.json file)")
 

@@ -294,6 +294,10 @@ def test_package_keeps_scripts_executable_and_a_failed_write_leaves_the_old_arch
     d = _populate(tmp_path / "src")
     (d / "scripts" / "run.py").chmod(0o755)
     out = package_skill(d, tmp_path / "dist")
+    # the archive itself is readable as any new file (a temporary file is created 0600)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask
     with zipfile.ZipFile(out) as zf:
         assert zf.getinfo("my-skill/scripts/run.py").external_attr >> 16 == 0o755
         assert zf.getinfo("my-skill/SKILL.md").external_attr >> 16 == 0o644
