@@ -34,7 +34,8 @@ from skilleval.backends.retry import AdaptiveLimiter, Failure, backoff_delay, cl
 from skilleval.domain import Completion, Outcome, Trial, TrialResult
 from skilleval.errors import HarnessError, UserError
 from skilleval.excerpt import block_summary, make_excerpt
-from skilleval.sim.protocol import SIM_KEY, hint_value, is_loopback
+from skilleval import sample_key
+from skilleval.sim.protocol import SIM_KEY, hint_value, is_loopback, sample_hint
 
 
 
@@ -258,6 +259,9 @@ class AnthropicApiBackend(BaseBackend):
                                   "messages": [{"role": "user", "content": prompt}]}
         if system:
             kwargs["system"] = system
+        key = sample_key.current()
+        if self.hints and key is not None:  # a loopback simulator only (see sample_key)
+            kwargs["extra_headers"] = {"x-skilleval-sim": sample_hint(key)}
         try:
             message, _ = await self._with_retries(lambda: self.client.messages.create(**kwargs))
         except RetriesExhausted as exc:

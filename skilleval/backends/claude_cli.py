@@ -50,7 +50,8 @@ from skilleval.domain import Completion, Outcome, Skill, Trial, TrialResult
 from skilleval.errors import HarnessError, UserError
 from skilleval.excerpt import make_excerpt
 from skilleval.paths import contained
-from skilleval.sim.protocol import SIM_KEY, hint_value, is_loopback
+from skilleval import sample_key
+from skilleval.sim.protocol import SIM_KEY, hint_value, is_loopback, sample_hint
 from skilleval.skills import install_skill
 
 _SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
@@ -107,9 +108,10 @@ class ClaudeCliBackend(BaseBackend):
             env["ANTHROPIC_BASE_URL"] = self.params.base_url
             if is_loopback(self.params.base_url) and not any(env.get(k) for k in _SECRET_ENV):
                 env["ANTHROPIC_API_KEY"] = SIM_KEY
-        if self.hints and trial is not None:
-            env["ANTHROPIC_CUSTOM_HEADERS"] = (
-                f"x-skilleval-sim: {hint_value(trial.repeat, trial.listing)}")
+        hint = (hint_value(trial.repeat, trial.listing) if trial is not None
+                else sample_hint(key) if (key := sample_key.current()) is not None else None)
+        if self.hints and hint is not None:  # a loopback simulator only
+            env["ANTHROPIC_CUSTOM_HEADERS"] = f"x-skilleval-sim: {hint}"
         return env
 
     def _project(self, trial: Trial) -> Path:

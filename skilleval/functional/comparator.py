@@ -12,11 +12,13 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
+from skilleval import sample_key
 from skilleval.functional.experiment import prepare
 from skilleval.functional.prompts import (analyzer_prompt, comparator_prompt, extract_json,
                                           reask_prompt, render_files, validate_analysis,
@@ -32,11 +34,14 @@ if TYPE_CHECKING:
 VERSION = 1
 
 
-async def ask_json(backend: Any, prompt: str, validate: Any, retries: int = 1) -> tuple[Any, str | None]:
+async def ask_json(backend: Any, prompt: str, validate: Any, retries: int = 1,
+                   sample: str | None = None) -> tuple[Any, str | None]:
+    """``sample``: which repetition this request is (see ``skilleval.sample_key``)."""
     ask, error = prompt, None
     for _ in range(retries + 1):
         try:
-            reply = await backend.complete(ask, max_tokens=4096)
+            with sample_key.keyed(sample) if sample is not None else nullcontext():
+                reply = await backend.complete(ask, max_tokens=4096)
             return validate(extract_json(reply.text)), None
         except ValueError as exc:
             error = str(exc)
@@ -50,12 +55,17 @@ def _files(rec: RunRecord) -> str:
     return render_files(rec.request.sandbox, [o.path for o in rec.result.outputs])
 
 
-async def compare_pair(backend: Any, prim: RunRecord, base: RunRecord) -> dict[str, Any]:
+async def compare_pair(backend: Any, prim: RunRecord, base: RunRecord,
+                       key: str | None = None) -> dict[str, Any]:
+    """``key``: the pair's comparison key; each order's request is keyed by it, so a simulator
+    answers a pair the same way whatever the order the pairs are compared in."""
     exps = [e.text for e in prim.case.expectations]
     fp, fb = _files(prim), _files(base)
     (c1, e1), (c2, e2) = await asyncio.gather(
-        ask_json(backend, comparator_prompt(prim.case.prompt, exps, fp, fb), validate_comparison),
-        ask_json(backend, comparator_prompt(prim.case.prompt, exps, fb, fp), validate_comparison))
+        ask_json(backend, comparator_prompt(prim.case.prompt, exps, fp, fb), validate_comparison,
+                 sample=None if key is None else f"compare|{key}|1"),
+        ask_json(backend, comparator_prompt(prim.case.prompt, exps, fb, fp), validate_comparison,
+                 sample=None if key is None else f"compare|{key}|2"))
     if c1 is None or c2 is None:
         return {"status": "judge_error", "error": e1 or e2}
     names = {"primary": prim.arm.name, "baseline": base.arm.name}
@@ -93,7 +103,7 @@ async def run_compare_async(job: "JobContext", setup: Any) -> dict[str, Any]:
             c = json.loads(row["comparison_json"])
             return {**c, "cached": True}
         async with sem:
-            return await compare_pair(setup.runner.model_backend, *pair)
+            return await compare_pair(setup.runner.model_backend, *pair, key=key)
     results = await asyncio.gather(*(one(p, k) for p, k in zip(pairs, keys)))
     ws = Path(setup.fcfg["workspace"]).expanduser() if setup.fcfg.get("workspace") else job.output_dir / "workspace"
     it = ws / f"iteration-{setup.fcfg.get('iteration') or max(1, next_iteration(ws) - 1)}"
@@ -116,7 +126,8 @@ async def run_compare_async(job: "JobContext", setup: Any) -> dict[str, Any]:
         analysis, err = await ask_json(setup.runner.model_backend, analyzer_prompt(
             comp, letter, _skill_label(wrec), wrec.arm.skill.body if wrec.arm.skill else "",
             _skill_label(lrec), lrec.arm.skill.body if lrec.arm.skill else "",
-            wrec.result.transcript, lrec.result.transcript), validate_analysis)
+            wrec.result.transcript, lrec.result.transcript), validate_analysis,
+            sample=f"analyze|{keys[i]}")
         analyses[case.id] = analysis if analysis is not None else {"error": err}
         _dump(it / case.dir_name / "analysis.json", analyses[case.id])
     rows = []

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from skilleval.errors import HarnessError, UserError
 from skilleval.execution import FILE_TOOLS, ArmSettings, input_file
+from skilleval.functional.analyzer_notes import benchmark_observations
 from skilleval.functional.arms import Arm, build_arms, check_equal
 from skilleval.functional.benchmark import build_benchmark, render_md
 from skilleval.functional.runner import FunctionalRunner, RunRecord
@@ -168,7 +169,7 @@ async def functional_eval_async(job: "JobContext") -> int:
     if stopped:
         mark_partial(bench, stopped, setup.runner.stats, len(records))
     if f.get("analyze", True) and not problem and not stopped:
-        bench["notes"] += await benchmark_observations(setup.runner.model_backend, bench)
+        bench["notes"] += await benchmark_observations(job, setup.runner.model_backend, bench)
     ws = Path(f["workspace"]).expanduser() if f.get("workspace") else job.output_dir / "workspace"
     number = int(f.get("iteration") or next_iteration(ws))  # the iteration folder written below
     prev = previous_feedback(ws, number)
@@ -250,20 +251,6 @@ def measurement_problem(records: list[RunRecord], bench: dict[str, Any]) -> str 
         return (f"no arm wrote any output file ({len(valid)} valid executions, 0 files): the "
                 "executor produced nothing to grade")
     return None
-
-
-async def benchmark_observations(backend: Any, bench: dict[str, Any]) -> list[str]:
-    """skill-creator's analyzer in benchmark mode: observations only, no suggestions."""
-    from skilleval.functional.prompts import benchmark_analyzer_prompt, extract_json, validate_notes
-
-    slim = {"runs": [{k: r[k] for k in ("eval_id", "eval_name", "configuration", "run_number",
-                                         "result", "expectations")} for r in bench["runs"]],
-            "run_summary": bench["run_summary"]}
-    try:
-        reply = await backend.complete(benchmark_analyzer_prompt(slim), max_tokens=2048)
-        return [f"analyzer: {n}" for n in validate_notes(extract_json(reply.text))]
-    except Exception as exc:  # noqa: BLE001 - notes are optional; say why they are missing
-        return [f"analyzer notes unavailable: {type(exc).__name__}: {exc}"]
 
 
 def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRecord], setup: Setup) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skilleval import sample_key
 from skilleval.budget import metered
 from skilleval.errors import BudgetExhausted
 from skilleval.execution import (ExecutionRequest, ExecutionResult, blob_path,
@@ -273,7 +274,10 @@ class FunctionalRunner:
                 if budget is not None and budget.stopped and not _deterministic(judge):
                     raise BudgetExhausted(budget.stopped)  # no call would be allowed
                 try:
-                    return await judge.grade(item)
+                    # keyed: a simulator gives this grade the same sample on every run, whatever
+                    # order grades arrive in (identical outputs make identical grader prompts)
+                    with sample_key.keyed(f"grade|{rec.request.key}|{judge.name}|{k}"):
+                        return await judge.grade(item)
                 except BudgetExhausted:
                     raise
                 except Exception as exc:  # noqa: BLE001 - a crashing judge is a judge error

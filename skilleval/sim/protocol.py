@@ -191,6 +191,23 @@ def hint_value(repeat: int, listing: "tuple[ListedSkill, ...] | list[ListedSkill
     return json.dumps({"repeat": repeat, "order": [s.name for s in listing]}, separators=(",", ":"))
 
 
+def sample_hint(key: str) -> str:
+    """The ``x-skilleval-sim`` header value for a completion the caller has keyed (see
+    ``skilleval.sample_key``): the simulator answers it from (prompt, key), not its counter."""
+    return json.dumps({"sample": key}, separators=(",", ":"), ensure_ascii=True)
+
+
+def parse_sample(raw: str | None) -> str | None:
+    """The caller's sample key from the hint header; None when absent or malformed."""
+    if not raw:
+        return None
+    try:
+        key = json.loads(raw).get("sample")
+    except (ValueError, AttributeError):
+        return None
+    return key if isinstance(key, str) else None
+
+
 #: The API key our backends send to a loopback simulator when none is set (a placeholder the
 #: simulator ignores; never sent anywhere else).
 SIM_KEY = "sk-ant-sim-not-a-key"

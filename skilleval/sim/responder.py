@@ -26,7 +26,7 @@ from typing import Any, Callable
 from skilleval.sim import model as sim
 from skilleval.sim.completion import respond
 from skilleval.sim.config import Faults, SimConfig
-from skilleval.sim.protocol import Conversation, apply_order, parse_hint, parse_request
+from skilleval.sim.protocol import Conversation, apply_order, parse_hint, parse_request, parse_sample
 
 MessageHook = Callable[[dict[str, Any], Conversation, bytes], "list[dict[str, Any]] | None"]
 _HOOKS: list[MessageHook] = []
@@ -104,7 +104,7 @@ def answer(body: dict[str, Any], headers: dict[str, str], config: SimConfig,
             return Answer([_orientation_call(orient_tool, conv)], "tool_use", "orient",
                           conversation=conv)
         return _decide(conv, body, headers, config, decisions)
-    return _complete(conv, decisions)
+    return _complete(conv, decisions, parse_sample(headers.get("x-skilleval-sim")))
 
 
 def _hostile_call(conv: Conversation, config: SimConfig, decisions: Decisions) -> dict[str, Any] | None:
@@ -157,15 +157,24 @@ def _decide(conv: Conversation, body: dict[str, Any], headers: dict[str, str], c
     return Answer([{"type": "text", "text": text}], "end_turn", "trigger", None, conv, repeat)
 
 
-def _complete(conv: Conversation, decisions: Decisions) -> Answer:
+def _complete(conv: Conversation, decisions: Decisions, sample_key: str | None = None) -> Answer:
+    """A text answer. A repeated identical prompt gets its next sample, as a model sampling
+    at a temperature would, unless the caller keyed the request (``skilleval.sample_key``):
+    then the sample follows the key, whatever the order requests arrive in."""
     prompt = conv.last_user_text or conv.query or ""
     if conv.last_results and not prompt:
         prompt = conv.query or ""
         text = "Done."
     else:
-        digest = hashlib.sha256(f"{conv.model}|{conv.system_text}|{prompt}".encode()).hexdigest()
-        with decisions.lock:
-            sample = decisions.completions[digest]
-            decisions.completions[digest] += 1
-        text = respond(prompt, hashlib.sha256(f"{digest}|{sample}".encode()).digest())
+        if sample_key is not None:
+            # keyed: (model, prompt, key) only -- the system text of a client such as the CLI
+            # holds its temporary working folder, different on every call
+            seed = hashlib.sha256(f"{conv.model}|{prompt}|key:{sample_key}".encode()).digest()
+        else:
+            digest = hashlib.sha256(f"{conv.model}|{conv.system_text}|{prompt}".encode()).hexdigest()
+            with decisions.lock:
+                sample = decisions.completions[digest]
+                decisions.completions[digest] += 1
+            seed = hashlib.sha256(f"{digest}|{sample}".encode()).digest()
+        text = respond(prompt, seed)
     return Answer([{"type": "text", "text": text}], "end_turn", "completion", conversation=conv)
