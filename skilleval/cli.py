@@ -277,6 +277,7 @@ def _run_hydra(args: list[str]) -> int:
     from skilleval.config import prepare_hydra
     from skilleval.hydra_mode import single_composition
     from skilleval.hydra_store import shared_config_store
+    from skilleval.sweep_precheck import SweepRefused
 
     prepare_hydra()
     from skilleval.strict import check_overrides
@@ -307,6 +308,8 @@ def _run_hydra(args: list[str]) -> int:
             _report_line(line, job_num)
     except SkillevalError:
         raise
+    except SweepRefused as exc:  # a sweep job's config is wrong: no job was started
+        raise exc.error from None
     except (HydraException, OmegaConfBaseException) as exc:
         print(f"skilleval: config error: {visible_line(_one_line(exc))}", file=sys.stderr)
         return 2
