@@ -69,7 +69,7 @@ def item1(sim: SimProcess) -> None:
                 b = json.loads(bench[-1].read_text())
                 d = b["delta_stats"]["pass_rate"]
                 errors = sum(v["error"] + v.get("timeout", 0) for v in b["execution_errors"].values())
-                ci = ("(CI n/a: one eval with fewer than 3 valid runs in an arm)" if d.get("low") is None
+                ci = ("(CI n/a: too few valid runs for a 95 % interval)" if d.get("low") is None
                       else f"[{d['low']:+.2f}, {d['high']:+.2f}]")
                 line += (f", {errors} errored execution(s) left out, delta "
                          + ("n/a" if d.get("delta") is None else f"{d['delta']:+.2f} {ci}"))

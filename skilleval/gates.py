@@ -142,7 +142,7 @@ def evaluate(job: "JobContext", s: GateSettings) -> list[GateResult]:
                                f"(undefined: {m.get('why', 'no data') if m else 'not reported'})")
         if s.on == "lower" and m.get("low") is None:
             raise HarnessError(f"gate.{key}: the interval of {metric} could not be measured in this "
-                               "run (too little data: one eval with one valid run per arm), "
+                               "run (too few valid runs for an interval at this confidence), "
                                "so gate.on=lower cannot be checked")
         x = m["value"] if s.on == "point" else m["low"]
         interval = f" [{_fmt(m.get('low'))}, {_fmt(m.get('high'))}]" if m.get("low") is not None else ""
@@ -210,7 +210,7 @@ def _regression(job: "JobContext", s: GateSettings) -> GateResult | None:
     where = f"baseline {base.run_id or base.label}"
     if s.on == "lower" and delta["low"] is None:
         raise HarnessError("gate.baseline: the interval of the change could not be measured (too "
-                           "little data: one eval with one valid run per arm), so "
+                           "few valid runs for an interval at this confidence), so "
                            "gate.on=lower cannot be checked")
     if s.on == "point":
         bad = delta["delta"] < limit - 1e-12 and p is not None and p < alpha

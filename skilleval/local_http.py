@@ -68,6 +68,8 @@ def read_json_body(headers: Message, rfile: BinaryIO, max_bytes: int) -> Any:
         raise BodyError(400, "the body is not UTF-8") from None
     except json.JSONDecodeError as exc:
         raise BodyError(400, f"invalid JSON ({exc.msg} at character {exc.pos})") from None
+    except RecursionError:  # '[' * 10000: the decoder's stack, not a server error
+        raise BodyError(400, "invalid JSON (nested too deeply)") from None
 
 
 def origin_ok(headers: Message, port: int) -> bool:

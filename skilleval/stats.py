@@ -121,7 +121,20 @@ def mcnemar_exact(b: int, c: int) -> float:
 
 
 #: the fewest runs per arm for which one eval's runs alone give an interval
-ONE_EVAL_MIN_RUNS = 3
+def smallest_permutation_p(sizes: "list[tuple[int, int]]") -> float:
+    """The smallest two-sided p-value the stratified permutation test can give for evals with
+    these (primary runs, baseline runs): one over the number of label arrangements, the
+    product over evals of C(runs, primary runs); two over it when every eval has as many runs
+    in each arm (swapping the arms then gives the same absolute statistic). 4 evals of one
+    run per arm: 2/16 = 0.125; one eval of 3 vs 3 runs: 2/20 = 0.1; of 4 vs 4: 2/70."""
+    from math import comb
+
+    arrangements = 1.0
+    for n_p, n_b in sizes:
+        arrangements *= comb(n_p + n_b, n_p)
+        if arrangements > 1e12:
+            return 0.0
+    return (2.0 if all(n_p == n_b for n_p, n_b in sizes) else 1.0) / arrangements
 
 
 def bootstrap_ci_clustered(primary: "dict[str, list[float]]", baseline: "dict[str, list[float]]",
@@ -134,10 +147,13 @@ def bootstrap_ci_clustered(primary: "dict[str, list[float]]", baseline: "dict[st
     the statistic is the mean over evals of the per-eval difference of means (every eval
     weighs the same). Returns (delta, low, high); an eval missing from either arm is left out.
 
-    With one eval and fewer than `ONE_EVAL_MIN_RUNS` runs in an arm there is no interval (NaN
-    bounds, shown as n/a; the delta stays): resampling so few runs claimed far more than they
-    knew ("+0.09 [+0.09, +0.09]" beside a permutation p of 1, and a lower-bound gate passed on
-    two executions).
+    There is no interval (NaN bounds, shown as n/a; the delta stays) when the data are too
+    few for the stratified permutation test (`stratified_permutation_p`, the p-value printed
+    beside it) to reject "no difference" at this confidence whatever they were: when its
+    smallest attainable p (`smallest_permutation_p`) is above 1 - confidence. A percentile
+    bootstrap of so few units claims far more than they know: "+0.25 [+0.25, +0.25]" from
+    2 vs 1 runs of one eval, and "+10 pp [+10 pp, +10 pp]" over 4 evals of one run per arm
+    beside a permutation p of 0.125 -- a lower-bound gate passed on one execution an eval.
     """
     import numpy as np
 
@@ -147,11 +163,8 @@ def bootstrap_ci_clustered(primary: "dict[str, list[float]]", baseline: "dict[st
     p = [np.asarray(primary[e], float) for e in evals]
     b = [np.asarray(baseline[e], float) for e in evals]
     point = float(np.mean([pi.mean() - bi.mean() for pi, bi in zip(p, b)]))
-    if len(evals) == 1 and min(p[0].size, b[0].size) < ONE_EVAL_MIN_RUNS:
-        # One eval's interval rests on resampling its runs alone, and a percentile bootstrap
-        # of one or two runs claims what it cannot know: "+0.25 [+0.25, +0.25]" from 2 vs 1
-        # runs, [+0.18, +0.36] beside a permutation p of 0.33. Undefined (shown as n/a).
-        return (point, float("nan"), float("nan"))
+    if smallest_permutation_p([(pi.size, bi.size) for pi, bi in zip(p, b)]) > 1 - confidence:
+        return (point, float("nan"), float("nan"))  # too few to say anything (see above)
     rng = np.random.default_rng(seed)
     k = len(evals)
     stats_ = np.empty(n_boot)

@@ -271,8 +271,8 @@ def print_summary(job: "JobContext", bench: dict[str, Any], records: list[RunRec
         x = ds[m]
         if x["delta"] is None:
             return "n/a"
-        if x["low"] is None:  # too little data for an interval (one eval, one run)
-            return f"{fmt.format(x['delta'])} (CI n/a)"
+        if x["low"] is None:  # too few runs for any interval at this confidence (stats)
+            return f"{fmt.format(x['delta'])} (CI n/a: too few runs)"
         return f"{fmt.format(x['delta'])} [{fmt.format(x['low'])}, {fmt.format(x['high'])}]"
 
     def mean(m: str, arm: str, fmt: str) -> str:

@@ -171,9 +171,18 @@ def functional_diff(a: RunData, b: RunData, common: bool, confidence: float) -> 
     evals_b = sorted({e for arm in arms for e in b.evals[arm]})
     evals = shared_keys(evals_a, evals_b, "eval", common, notes)
     out_arms = {}
+    compared: dict[str, int] = {}
     for arm in arms:
         ea = {e: a.evals[arm].get(e, []) for e in evals}
         eb = {e: b.evals[arm].get(e, []) for e in evals}
+        # an eval with no valid run on one side enters no statistic: said, and not counted
+        both = [e for e in evals if ea[e] and eb[e]]
+        compared[arm] = len(both)
+        left = [e for e in evals if e not in both]
+        if left:
+            notes.append(f"arm {arm}: {len(left)} of {len(evals)} evals have no valid run in "
+                         f"{'both runs' if all(not ea[e] and not eb[e] for e in left) else 'one run'} "
+                         f"and are left out of its delta: {', '.join(map(str, left))}")
         delta, low, high = bootstrap_ci_clustered(eb, ea, confidence=confidence)
         p = stratified_permutation_p(eb, ea)
         per_eval = []
@@ -184,10 +193,11 @@ def functional_diff(a: RunData, b: RunData, common: bool, confidence: float) -> 
                              "runs_after": len(eb[e]),
                              "delta": _r(mb - ma) if ma is not None and mb is not None else None})
         out_arms[arm] = {"pass_rate": {"delta": _r(delta), "low": _r(low), "high": _r(high),
-                                       "p_value": _r(p, 6),
+                                       "p_value": _r(p, 6), "evals": compared[arm],
                                        "method": "bootstrap over evals (paired by eval), "
                                                  "permutation p stratified by eval"},
                          "per_eval": per_eval}
     notes.extend(setting_notes(a, b))
     return {"kind": "functional", "a": _side(a), "b": _side(b), "confidence": confidence,
-            "compared": len(evals), "arms": out_arms, "notes": notes}
+            "compared": min(compared.values(), default=0), "evals": len(evals), "arms": out_arms,
+            "notes": notes}

@@ -26,8 +26,8 @@ def _delta(d: dict[str, Any], pct: bool = True) -> str:
     if d.get("delta") is None:
         return "n/a"
     f = (lambda v: f"{v * 100:+.0f} pp") if pct else (lambda v: f"{v:+.2f}")
-    if d.get("low") is None:  # too little data for an interval (one eval, one run)
-        return f"{f(d['delta'])} (CI n/a)"
+    if d.get("low") is None:  # too few runs for any interval at this confidence (stats)
+        return f"{f(d['delta'])} (CI n/a: too few runs)"
     return f"{f(d['delta'])} [{f(d['low'])}, {f(d['high'])}]"
 
 
@@ -96,4 +96,4 @@ def _functional(d: dict[str, Any], console: Console) -> None:
         console.print(t)
         p = "n/a" if pr["p_value"] is None else f"{pr['p_value']:.3g}"
         console.print(f"arm {safe(arm)}: pass-rate delta {_delta(pr)} ({level}% CI, over "
-                      f"{d['compared']} evals), permutation p = {p}")
+                      f"{pr.get('evals', d['compared'])} evals), permutation p = {p}")

@@ -91,6 +91,12 @@ def test_functional_diff_leaves_out_what_the_run_called_insufficient(skilleval_c
     x = next(r for r in d["arms"]["with_skill"]["per_eval"] if r["eval"] == "x")
     assert x["runs_before"] == 0 and x["delta"] is None
     assert any("insufficient" in n for n in d["notes"])
+    # its interval is over the one eval both runs measured, and the table says so (it said
+    # "over 2 evals", and nothing about the eval left out)
+    assert d["arms"]["with_skill"]["pass_rate"]["evals"] == 1
+    assert any("with_skill: 1 of 2 evals" in n and n.endswith(": x") for n in d["notes"]), d["notes"]
+    table = skilleval_cli.run("diff", str(a), str(b), check=0).stdout
+    assert "over 1 evals" in " ".join(table.split()), table
 
 
 def test_precision_delta_on_one_fired_query_bounds_nothing(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001

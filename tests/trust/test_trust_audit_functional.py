@@ -30,9 +30,27 @@ def test_one_eval_one_run_has_no_interval_not_a_zero_width_one() -> None:
     delta, low, high = bootstrap_ci_clustered({"e": [0.2]}, {"e": [1.0]})
     assert delta == pytest.approx(-0.8) and math.isnan(low) and math.isnan(high)
     assert stratified_permutation_p({"e": [0.2]}, {"e": [1.0]}) == 1.0
-    # an eval with runs to resample keeps its interval
-    d, lo, hi = bootstrap_ci_clustered({"e": [0.2, 0.6, 0.4]}, {"e": [1.0, 0.8, 0.6]}, n_boot=500)
+    # an eval with enough runs for the permutation test to reach p < 0.05 keeps its interval
+    # (4 vs 4: 2/70 at best); 3 vs 3 cannot (2/20 at best) and has none
+    d, lo, hi = bootstrap_ci_clustered({"e": [0.2, 0.6, 0.4, 0.5]}, {"e": [1.0, 0.8, 0.6, 0.7]}, n_boot=500)
     assert lo < d < hi
+    d, lo, hi = bootstrap_ci_clustered({"e": [0.2, 0.6, 0.4]}, {"e": [1.0, 0.8, 0.6]}, n_boot=500)
+    assert math.isnan(lo) and math.isnan(hi)
+
+
+def test_several_evals_of_one_run_each_have_no_interval_the_test_cannot_back() -> None:
+    """4 evals, one run per arm, every eval +0.10: the bootstrap over evals gave
+    [+0.10, +0.10] beside a permutation p of 0.125, and a lower-bound gate passed on one
+    execution an eval. 6 evals can reach p < 0.05 (2/64) and get an interval."""
+    four_p = {e: [0.6] for e in "abcd"}
+    four_b = {e: [0.5] for e in "abcd"}
+    d, lo, hi = bootstrap_ci_clustered(four_p, four_b)
+    assert d == pytest.approx(0.1) and math.isnan(lo) and math.isnan(hi)
+    assert stratified_permutation_p(four_p, four_b) == pytest.approx(0.125)
+    six_p = {e: [0.6 + 0.05 * i] for i, e in enumerate("abcdef")}
+    six_b = {e: [0.5] for e in "abcdef"}
+    d, lo, hi = bootstrap_ci_clustered(six_p, six_b)
+    assert lo <= d <= hi
     b = build_benchmark([_run("e", "with_skill", 1, 0.2), _run("e", "with_skill", 2, None, "error"),
                          _run("e", "without_skill", 1, 1.0)], {}, "with_skill", "without_skill", n_boot=50)
     pr = b["delta_stats"]["pass_rate"]
@@ -78,7 +96,7 @@ def test_a_lower_bound_gate_on_one_run_cannot_pass(single_run) -> None:  # noqa:
             "functional.runs=1", "functional.analyze=false", "progress=false")
     r = single_run.run(*args, "gate.min_delta=-1", "gate.on=lower", check=3)
     assert "gate.min_delta" in r.stderr and "interval" in r.stderr
-    assert re.search(r"[+-]\d\.\d\d \(CI n/a\)", r.stdout)
+    assert re.search(r"[+-]\d\.\d\d \(CI n/a: too few runs\)", r.stdout)
     [bench] = [p for p in single_run.outputs.rglob("benchmark.json") if "workspace" not in p.parts]
     pr = json.loads(bench.read_text())["delta_stats"]["pass_rate"]
     assert pr["delta"] is not None and pr["low"] is None

@@ -59,6 +59,19 @@ def test_every_page_loads_without_console_errors(viewer, viewer_env, page) -> No
     assert f"recommended: the {rec['which']} description ({rec['reason']})" in page.page.inner_text("main")
 
 
+def test_a_finished_run_page_does_not_poll(viewer, viewer_env, page) -> None:
+    """The trigger and optimisation pages of a finished run asked the server for new trials
+    every second, forever: ~0.5 s of viewer CPU per second per open tab."""
+    runs = viewer_env.runs
+    for frag, text in ((f"#/run/{runs['trigger_eval']}", "Per query"),
+                       (f"#/run/{runs['trigger_opt']}/opt", "Candidates")):
+        _open(page, viewer.url + frag, text)
+        page.page.wait_for_timeout(500)
+        before = len(page.requests)
+        page.page.wait_for_timeout(3500)
+        assert page.requests[before:] == [], (frag, page.requests[before:])
+
+
 def test_runs_filter_and_pagination_push_down(viewer) -> None:
     all_runs = json.loads(_get(viewer.url + "api/runs")[1])
     only = json.loads(_get(viewer.url + "api/runs?experiment=trigger_opt")[1])
@@ -156,6 +169,10 @@ def test_server_refuses_traversal_symlinks_and_foreign_hosts(viewer, viewer_env)
     for length in ("-1", "abc"):
         status, text = raw_post(viewer.url, "/api/feedback", {**head, "Content-Length": length}, b"{}")
         assert status == 400 and "whole number" in text, (length, status, text)
+    # JSON nested past the decoder's stack: a 400, not a dropped connection and a traceback
+    deep = b"[" * 10000 + b"]" * 10000
+    status, text = raw_post(viewer.url, "/api/feedback", {**head, "Content-Length": str(len(deep))}, deep)
+    assert status == 400 and "nested too deeply" in text, (status, text)
     # the Origin is compared whole: another local server's page is another origin
     status, _ = raw_post(viewer.url, "/api/feedback", {**head, "Origin": "http://localhost:9999",
                                                        "Content-Length": "2"}, b"{}")

@@ -149,15 +149,20 @@ SE.route = async function () {
     main.appendChild(SE.error("could not show this page", e));
   }
 };
-/* poll(fn): call fn every interval while the page stays open (live server only) */
-SE.poll = function (fn, ms = 1500) {
-  if (SE.static) return;
+/* poll(fn, ms, run): call fn every interval while the page stays open (live server only).
+   With `run` (the run the page shows), only while it is running: a finished run's page
+   polled forever, several requests a second of server CPU per open tab. The run page's
+   status watch updates run.status; the refresh after the change is the last one. */
+SE.poll = function (fn, ms = 1500, run = null) {
+  if (SE.static || (run && run.status !== "running")) return;
   let busy = false;
-  SE.timer = setInterval(async () => {
+  const timer = setInterval(async () => {
     if (busy || document.hidden) return;
     busy = true;
     try { await fn(); } catch (e) { console.warn("refresh failed", e); } finally { busy = false; }
+    if (run && run.status !== "running") clearInterval(timer);
   }, ms);
+  SE.timer = timer;
 };
 window.addEventListener("hashchange", SE.route);
 window.addEventListener("DOMContentLoaded", SE.route);

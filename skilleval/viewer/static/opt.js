@@ -66,7 +66,7 @@
       SE.keyed(list, d.candidates, (c) => `${c.iteration}.${c.candidate}`, candidate);
     };
     paint();
-    SE.poll(async () => { d = await SE.api(`/api/run/${id}/opt`); paint(); }, 1500);
+    SE.poll(async () => { d = await SE.api(`/api/run/${id}/opt`); paint(); }, 1500, run);
     SE.cleanup = () => { if (chart) chart.destroy(); };
   };
 })();

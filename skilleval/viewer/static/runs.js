@@ -162,6 +162,7 @@
           const r = await SE.api("/api/run/" + encodeURIComponent(runId));
           status.textContent = r.status;
           status.className = "badge " + r.status;
+          run.status = r.status;  // the page's own poll stops after its next refresh (SE.poll)
           if (r.status !== "running") clearInterval(watch);
         } catch (e) { /* next time */ }
       }, 2000);

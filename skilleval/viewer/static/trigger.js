@@ -119,7 +119,7 @@
       page = await SE.api(`/api/run/${id}/trigger`);
       for (const q of page.queries) should.set(q.case_id, q.should_trigger);
       paint();
-    }, 1000);
+    }, 1000, run);
     SE.cleanup = () => { if (chart) chart.destroy(); };
   };
 })();
