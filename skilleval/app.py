@@ -25,6 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from skilleval.backends.base import Backend
 from skilleval.budget import Budget
 from skilleval.config_checks import check_job_config, check_skill_folders, open_store_root
+from skilleval.interrupts import caused_by_interrupt
 from skilleval.checks import checked_number  # noqa: F401  (also imported from here)
 from skilleval.datasets import default_cases_path, load_trigger_cases
 from skilleval.domain import Skill, TriggerCase
@@ -306,6 +307,11 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     except KeyboardInterrupt:
         status = "interrupted"
         raise
+    except Exception as exc:
+        if not caused_by_interrupt(exc):  # a Ctrl-C that DuckDB turned into its own error
+            raise
+        status = "interrupted"
+        raise KeyboardInterrupt from None
     finally:
         store.close()
         hint = store.compact_hint(int(store_cfg.get("compact_hint_parts", 0) or 0))

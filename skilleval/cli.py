@@ -245,11 +245,21 @@ def main(argv: list[str] | None = None) -> None:
         print("skilleval: error: output closed early (broken pipe)", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
-        # One line, no traceback; run_job has already marked the run "interrupted" and
-        # flushed every finished trial, which a rerun reuses.
-        print("skilleval: interrupted (Ctrl-C); finished work is kept in the store and a rerun "
-              "reuses it", file=sys.stderr)
-        sys.exit(130)
+        _interrupted()
+    except Exception as exc:
+        from skilleval.interrupts import caused_by_interrupt
+
+        if not caused_by_interrupt(exc):  # DuckDB turns a Ctrl-C mid-query into its own error
+            raise
+        _interrupted()
+
+
+def _interrupted() -> None:
+    # One line, no traceback; run_job has already marked the run "interrupted" and
+    # flushed every finished trial, which a rerun reuses.
+    print("skilleval: interrupted (Ctrl-C); finished work is kept in the store and a rerun "
+          "reuses it", file=sys.stderr)
+    sys.exit(130)
 
 
 def _unknown_verb(word: str, verbs: dict[str, Any]) -> None:

@@ -8,7 +8,6 @@ the in-memory Arrow table.
 """
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 
@@ -16,6 +15,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from skilleval.store.fs import local_location
+from skilleval.store.parts import table_parts
 from skilleval.store.schema import RUNS
 
 
@@ -27,22 +28,19 @@ class RunsIndex:
         self._lock = threading.Lock()
 
     def _files(self) -> list[str]:
-        out = []
-        if not self.dir.is_dir():
-            return out
-        for exp in os.scandir(self.dir):
-            if not exp.is_dir():
-                continue
-            for run in os.scandir(exp.path):
-                if run.is_dir():
-                    out += [f.path for f in os.scandir(run.path) if f.name.endswith(".parquet")]
-        return out
+        """The live parts: each run's own parts and the merged ``compact-*`` parts that
+        ``store compact`` writes one level up (reading only ``<exp>/<run>/`` lost every
+        compacted run), less the parts a merged one replaced."""
+        return table_parts(local_location(), str(self.dir)).live
 
     def table(self) -> pa.Table:
         """Every runs row (all status changes), typed as the RUNS schema."""
         with self._lock:
             files = self._files()
             new = [f for f in files if f not in self._parts]
+            gone = [f for f in self._parts if f not in set(files)]  # replaced by a merge
+            for f in gone:
+                del self._parts[f]
             for f in new:
                 try:
                     t = pq.read_table(f)
@@ -51,7 +49,7 @@ class RunsIndex:
                 cols = [t.column(n).cast(RUNS.field(n).type) if n in t.column_names
                         else pa.nulls(t.num_rows, RUNS.field(n).type) for n in RUNS.names]
                 self._parts[f] = pa.Table.from_arrays(cols, schema=RUNS)
-            if new or self._table is None:
+            if new or gone or self._table is None:
                 self._table = pa.concat_tables(list(self._parts.values())) if self._parts \
                     else RUNS.empty_table()
             return self._table

@@ -62,6 +62,14 @@ def test_compact_after_a_sweep_keeps_every_row_once(skilleval_cli):
     stats = json.loads(skilleval_cli.run("store", "stats", "--format", "json", check=0).stdout)
     assert {s["view"]: s["parts"] for s in stats} == {v: 1 for v in parts_before}
     assert all(s["dead_parts"] == 0 for s in stats)
+    # the viewer's and the report's runs index reads the merged part too (it read only each
+    # run's own folder: after compaction no earlier run could be opened or reported)
+    from skilleval.viewer.runs_index import RunsIndex
+
+    index = RunsIndex(skilleval_cli.store)
+    assert sorted({r["run_id"] for r in index.table().to_pylist()}) == sorted({r["run_id"] for r in before["runs"]})
+    run_id = before["runs"][0]["run_id"]
+    skilleval_cli.run("report", run_id, "-o", str(skilleval_cli.cwd / "r.html"), check=0)
     # a rerun now reads its cache from the compacted part: nothing is called again
     skilleval_cli.run("+experiment=trigger_eval", "progress=false", check=0)
     assert json.loads(skilleval_cli.results()[-1].read_text())["calls"]["made"] == 0
