@@ -73,6 +73,7 @@ class JobContext:
     _loop: asyncio.AbstractEventLoop | None = None
     _executor: Any = None
     executor_built: Any = None  # built (so checked) at job start, started on first use
+    runners: list[Any] = field(default_factory=list)  # every TrialRunner new_runner made
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run a coroutine on the job's one event loop.
@@ -180,10 +181,12 @@ class JobContext:
 
         writer = self.store.writer("trials", self.experiment, self.run_id)
         recorder = trial_rows_recorder(writer, self.identity_row(), self.backend)
-        return TrialRunner(self.backend, settings=settings or self.trigger_settings(),
-                           store=self.store, recorder=recorder, budget=self.budget,
-                           progress=LiveProgress(lambda: self._progress),
-                           executor=self.executor(), flush=writer.flush)
+        runner = TrialRunner(self.backend, settings=settings or self.trigger_settings(),
+                             store=self.store, recorder=recorder, budget=self.budget,
+                             progress=LiveProgress(lambda: self._progress),
+                             executor=self.executor(), flush=writer.flush)
+        self.runners.append(runner)  # their cache hits, for a run stopped before its totals
+        return runner
 
     def reporters(self) -> list[Any]:
         nodes = self.cfg.get("reporter") or {}
@@ -358,7 +361,7 @@ def _write_run_row(job: JobContext, writer: Any, status: str) -> None:
         # An experiment stopped before it booked its totals (Ctrl-C, a failed self-check)
         # still paid for calls: the budget saw every one of them, so the row says so.
         "calls_made": int(job.summary.get("calls_made", job.budget.calls if job.budget else 0)),
-        "calls_cached": int(job.summary.get("calls_cached", 0)),
+        "calls_cached": int(job.summary.get("calls_cached", sum(r.calls_cached for r in job.runners))),
         "cost_usd": float(job.summary.get("cost_usd", job.budget.usd if job.budget else 0.0)),
         "summary_json": json.dumps(job.summary, default=str),
         "variant": job.variant.name if job.variant is not None else "",

@@ -37,6 +37,13 @@ def example_competitors(skill: str | None) -> list[str]:
     return example_distractors()
 
 
+def is_bundled(skill_path: Path | str) -> bool:
+    """True for a skill folder inside the bundled examples (``skilleval.examples``)."""
+    root = Path(str(resources.files("skilleval.examples"))).resolve()
+    path = Path(skill_path).expanduser().resolve()
+    return root in path.parents
+
+
 def example_note(skill_path: Path) -> str | None:
     """The note `experiments/notes.yaml` keeps for a bundled example skill, else None."""
     import yaml

@@ -54,7 +54,8 @@ def check_evals_main(argv: list[str]) -> int:
     p.add_argument("--skill", help="the skill folder (default: the folder the set lives in)")
     p.add_argument("--runs", type=int, default=3, help="runs per query for the power statement, 1-1000 (3)")
     p.add_argument("--baseline", type=float, default=0.8, help="accuracy to detect a change from (0.8)")
-    p.add_argument("--gain", type=float, default=0.1, help="gain to size the set for (0.1)")
+    p.add_argument("--gain", type=float, default=None,
+                   help="gain to size the set for (0.1, or half the room above --baseline)")
     p.add_argument("--alpha", type=float, default=0.05, help="two-sided level of the paired test (0.05)")
     p.add_argument("--similarity", type=float, default=90.0, help="near-duplicate threshold, 0-100 (90)")
     p.add_argument("--store", help="store root for stored runs (default: $SKILLEVAL_STORE or per-user)")
@@ -68,6 +69,8 @@ def check_evals_main(argv: list[str]) -> int:
     _unit("baseline", args.baseline, 0, 1)
     _unit("alpha", args.alpha, 0, 1)
     _unit("similarity", args.similarity, 0, 100.0001)
+    if args.gain is None:  # the default must fit the baseline the user chose (0.95 + 0.1 > 1)
+        args.gain = min(0.1, round((1 - args.baseline) / 2, 6))
     if not 0 < args.gain < 1 - args.baseline + 1e-12:
         raise UserError(f"--gain must be in (0, {1 - args.baseline:g}], got {args.gain:g}")
     path, skill_dir = resolve_set_path(args.path)

@@ -42,6 +42,12 @@ def preflight(job: "JobContext", skill: Skill) -> None:
                         "wording, not SKILL.md's, so no candidate would be compared with what "
                         "SKILL.md says; drop one of the two")
     folder = skill_md_path(skill.path).parent.resolve()
+    from skilleval.config import is_bundled
+
+    if is_bundled(folder):  # installed with skilleval: a rewrite would be lost on upgrade, and
+        # the demo's note ("weak on purpose") would then describe a description it no longer has
+        raise UserError(f"optimize.apply=true on the bundled example {skill.name} ({folder}): "
+                        "copy the folder and pass skill=PATH to write to your own copy")
     out = job.output_dir.expanduser().resolve()
     if out == folder or folder in out.parents:
         raise UserError(f"optimize.apply=true: the run's folder {job.output_dir} is inside the "

@@ -101,6 +101,10 @@ def load_variants(path: str | Path) -> dict[str, str]:
         if not _NAME.match(name):
             raise UserError(f"variants={p}: variant name {name!r} must start with a letter or digit, "
                             "then letters, digits, '_', '-' or '.', at most 64 characters")
+        if name == ORIGINAL:  # it would shadow SKILL.md's own wording, which sweeps compare with
+            raise UserError(f"variants={p}: a variant may not be named {ORIGINAL!r}: that name means "
+                            "SKILL.md's own description (the one every variant is compared with); "
+                            "rename it")
         out[name] = _check(text, f"variants={p}: variant {name!r}")
     return out
 

@@ -63,6 +63,24 @@ def test_ctrl_c_stops_with_one_line_and_marks_the_run(skilleval_cli) -> None:  #
     assert int(trials.split()[1]) > 0  # finished trials were kept
 
 
+def test_an_interrupted_run_counts_the_trials_it_reused(skilleval_cli) -> None:  # noqa: ANN001
+    """A second interrupted run reused the first one's trials, and its row said 0 cached
+    (the totals are booked when an experiment ends; the runners count them as they go)."""
+    for _ in range(2):
+        proc = start_interruptible([sys.executable, "-m", "skilleval.cli", *SLOW, "progress_every=0.2"],
+                                   cwd=skilleval_cli.cwd, env=skilleval_cli.env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        interrupt_once_running(proc, settle_s=0.8)
+        proc.communicate(timeout=60)
+        assert proc.returncode == 130
+    rows = skilleval_cli.run("sql", "select r.status, r.calls_cached, (select count(*) from trials_all t "
+                             "where t.run_id = r.run_id) stored from runs r order by ts",
+                             "--format", "csv", check=0).stdout.split()[1:]
+    first, second = (r.split(",") for r in rows)
+    assert first[0] == second[0] == "interrupted"
+    assert int(second[1]) >= int(first[2]) > 0, rows  # every trial the first run stored
+
+
 def test_mistyped_key_gets_did_you_mean(skilleval_cli) -> None:  # noqa: ANN001
     r = skilleval_cli.run("+experiment=trigger_eval", "trigger.run=3", check=2)
     assert "did you mean trigger.runs?" in r.stderr and "+trigger.run" not in r.stderr

@@ -205,3 +205,12 @@ def test_a_set_a_run_refuses_is_bad_input_here_too(tmp_path: Path, skilleval_cli
         path.write_text(json.dumps([{**rows[0]}, {**rows[1], **bad}, *rows[2:]]))
         proc = skilleval_cli.run("check-evals", str(path), check=2)
         assert words in proc.stderr and "trigger_eval and trigger_opt refuse this set" in proc.stderr, proc.stderr
+
+
+def test_a_high_baseline_needs_no_gain_the_user_never_set(skilleval_cli) -> None:  # noqa: ANN001
+    """--baseline 0.95 alone was refused: '--gain must be in (0, 0.05], got 0.1' (the default)."""
+    from skilleval.config import example_path
+
+    proc = skilleval_cli.run("check-evals", example_path("csv-tidy"), "--baseline", "0.95")
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "from 95%" in proc.stdout or "0.95" in proc.stdout, proc.stdout

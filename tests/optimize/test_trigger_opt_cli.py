@@ -116,6 +116,11 @@ def test_apply_refuses_what_it_could_not_write_back_safely_before_any_call(cli, 
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
     line = out.stderr.strip().splitlines()[0]
     assert "in a sweep" in line and "optimize.apply=true" in line, line
+    # without skill=, the bundled demo (installed with skilleval) would be rewritten
+    demo_before = (EXAMPLE / "SKILL.md").read_text()
+    line = _one_error_line(cli.run("+experiment=trigger_opt", "optimize.apply=true"))
+    assert "bundled example" in line and "skill=PATH" in line, line
+    assert (EXAMPLE / "SKILL.md").read_text() == demo_before
     assert (skill / "SKILL.md").read_text() == before
     assert not (cli.store / "trials").exists()  # refused before any call
 

@@ -169,6 +169,10 @@ def test_a_folder_of_txt_variants_and_bad_names(tmp_path, skilleval_cli):
     dup.write_text('{"a": "one desc", "a": "two desc"}')
     with pytest.raises(UserError, match="duplicate key 'a'"):
         load_variants(dup)
+    # a variant named 'original' silently replaced SKILL.md's own wording under that name
+    bad.write_text("original: Plan tide walks.\n")
+    out = skilleval_cli.run("+experiment=trigger_eval", f"variants={bad}", "variant=original", check=2)
+    assert "may not be named 'original'" in out.stderr and "Traceback" not in out.stderr
 
 
 def test_trigger_opt_writes_variants_yaml_that_resweeps_from_the_cache(tmp_path, skilleval_cli):
