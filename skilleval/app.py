@@ -260,6 +260,7 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     store = Store(open_store_root(store_cfg.get("root")),
                   flush_rows=int(store_cfg.flush_rows), flush_seconds=float(store_cfg.flush_seconds))
     backend = registry.build("backend", cfg.backend)
+    key_the_plugin(backend, registry.get("backend", str(cfg.backend.get("name"))))
     if hasattr(backend, "use_store"):  # optional in the protocol; BaseBackend has it
         backend.use_store(store.root)
     budget_cfg = cfg.get("budget") or {}
@@ -328,6 +329,24 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         job.close()
         pm.hook.on_job_end(event=JobEnd(run_id, job.experiment, status, output_dir, job.summary))
         FINISHED.append(JobOutcome(job_num, run_id, sweep_id, job.experiment, status, overrides, job.summary))
+
+
+def key_the_plugin(backend: Any, reg: Any) -> None:
+    """A plugin backend's identity names the plugin, its version and the name it is
+    registered under. The identity keys every cached trial and execution, and a plugin's own
+    ``identity()`` may not change when its behaviour does (a new release) or may be
+    ``BaseBackend``'s ``{"backend": "base", "model": "unknown"}`` for two different backends:
+    both reused each other's cached answers. Built-ins carry their harness versions."""
+    if reg.distribution == "skilleval":
+        return
+    own = backend.identity
+
+    def identity() -> dict[str, Any]:
+        return {**own(), "plugin": f"{reg.distribution}=={reg.version}", "registered_as": reg.name}
+    try:
+        backend.identity = identity
+    except AttributeError:  # a backend whose attributes are fixed (slots): keyed by its own
+        pass
 
 
 def check_inputs(job: JobContext, experiment: Any) -> None:

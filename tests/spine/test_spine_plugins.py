@@ -131,3 +131,25 @@ def test_third_party_plugin_used_through_config(plugin_site: Path, skilleval_cli
     bad = skilleval_cli.run("+experiment=trigger_eval", "progress=false", "backend=keyword",
                             "backend.min_wordz=1", f"skill={skill}", f"cases={cases}", env=env)
     assert bad.returncode == 2 and "min_wordz" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_new_plugin_release_does_not_reuse_the_old_releases_trials(plugin_site: Path, skilleval_cli,
+                                                                     tmp_path: Path) -> None:  # noqa: ANN001
+    """The cache key held only the backend's own identity(), which a plugin need not change
+    between releases: version 0.3.0 of a plugin answered 40 of 40 trials from 0.1.0's cache."""
+    import shutil
+
+    skill = write_skill(tmp_path, "csv-tidy", CSV_DESCRIPTION)
+    cases = write_cases(tmp_path / "cases.json", SMALL_CASES)
+    args = ("+experiment=trigger_eval", "progress=false", "backend=keyword", "trigger.runs=1",
+            f"skill={skill}", f"cases={cases}", "reporter=[json]")
+    skilleval_cli.run(*args, env={"PYTHONPATH": str(plugin_site)}, check=0)
+    newer = tmp_path / "site-0.2.0"
+    shutil.copytree(plugin_site, newer)
+    [info] = list(newer.glob("skilleval_example_plugin-*.dist-info"))
+    meta = info / "METADATA"
+    meta.write_text(meta.read_text().replace("Version: 0.1.0", "Version: 0.2.0"))
+    skilleval_cli.run(*args, env={"PYTHONPATH": str(newer)}, check=0)
+    skilleval_cli.run(*args, env={"PYTHONPATH": str(newer)}, check=0)  # the same release: cached
+    made = [json.loads(p.read_text())["calls"]["made"] for p in sorted(skilleval_cli.results())]
+    assert made[0] == len(SMALL_CASES) and made[1] == len(SMALL_CASES) and made[2] == 0, made
