@@ -254,6 +254,18 @@ def main(argv: list[str] | None = None) -> None:
         _interrupted()
 
 
+def _raised_by_hydra(exc: BaseException) -> bool:
+    """True when the last frame of ours or a library's that raised `exc` is Hydra's (its own
+    folder and config writing), not skilleval's."""
+    tb, last = exc.__traceback__, None
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename.replace("\\", "/")
+        if "/hydra/" in name or "/skilleval/" in name:
+            last = name
+        tb = tb.tb_next
+    return last is not None and "/hydra/" in last
+
+
 def _interrupted() -> None:
     # One line, no traceback; run_job has already marked the run "interrupted" and
     # flushed every finished trial, which a rerun reuses.
@@ -320,6 +332,16 @@ def _run_hydra(args: list[str]) -> int:
         raise
     except SweepRefused as exc:  # a sweep job's config is wrong: no job was started
         raise exc.error from None
+    except OSError as exc:
+        if not _raised_by_hydra(exc):
+            raise
+        # Hydra makes the run's folder (hydra.run.dir / $SKILLEVAL_OUTPUTS) before our job
+        # starts: a path that is a file, or a read-only one, is bad input, not a crash
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"skilleval: error: cannot make the run's output folder{where}: "
+              f"{exc.strerror or exc} (set hydra.run.dir= or $SKILLEVAL_OUTPUTS to a writable "
+              "folder)", file=sys.stderr)
+        return 2
     except (HydraException, OmegaConfBaseException) as exc:
         print(f"skilleval: config error: {visible_line(_one_line(exc))}", file=sys.stderr)
         return 2

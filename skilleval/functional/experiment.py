@@ -236,7 +236,9 @@ def measurement_problem(records: list[RunRecord], bench: dict[str, Any]) -> str 
     * no eval has enough valid executions in both arms: errors are not results, so there is
       no comparison to report;
     * no execution in any arm wrote a file: a task that produces nothing cannot be graded
-      on its outputs, and a harness that lost them must not pass for a skill that failed.
+      on its outputs, and a harness that lost them must not pass for a skill that failed;
+    * no eval has a pass rate in both arms (no expectation, or none graded): the run paid
+      for executions and has no pass rate to compare (it printed n/a and exited 0).
     """
     ds = bench["delta_stats"]
     if not ds["paired_evals"]:
@@ -250,6 +252,10 @@ def measurement_problem(records: list[RunRecord], bench: dict[str, Any]) -> str 
     if valid and not any(r.result.outputs for r in valid):
         return (f"no arm wrote any output file ({len(valid)} valid executions, 0 files): the "
                 "executor produced nothing to grade")
+    if ds["pass_rate"]["n_evals"] == 0:  # e.g. every eval's expectations list is empty
+        graded = sum(1 for r in valid for v in r.verdicts if v.passed is not None)
+        return (f"no pass rate in both arms of any eval ({graded} expectation(s) graded): add "
+                "expectations to the evals (the outputs are in the workspace to look at)")
     return None
 
 

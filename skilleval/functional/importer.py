@@ -281,7 +281,12 @@ def import_main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     import skilleval.functional.records  # noqa: F401  (registers the table schemas)
 
-    store = Store(resolve_root(args.store))
+    root = resolve_root(args.store)
+    if "://" not in str(root):  # a local store must be writable: refused before reading anything
+        from skilleval.config_checks import check_store_root
+
+        root = check_store_root(Path(root))
+    store = Store(root)
     res = import_workspace(Path(args.path).expanduser(), store, args.skill)
     print(f"imported {res['new_runs']} of {res['runs']} runs and {res['new_grades']} of {res['grades']} "
           f"grades ({res['evals']} evals; configurations: {', '.join(res['configurations'])}) "

@@ -148,6 +148,9 @@ class _lock:
                 fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
             except FileExistsError:
                 raise UserError(f"store compact: another compaction just took {self.path}") from None
+            except OSError as exc:  # a read-only store: nothing can be merged there
+                raise UserError(f"store compact: cannot write {self.path} "
+                                f"({exc.strerror or exc}): the store is not writable") from None
             with os.fdopen(fd, "w") as fh:
                 fh.write(self.me)
         else:

@@ -136,3 +136,16 @@ def test_a_second_compaction_while_one_runs_is_refused(skilleval_cli):
     proc = skilleval_cli.run("store", "compact")
     assert proc.returncode == 2 and "another compaction holds" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_store_that_cannot_be_written_is_one_line(skilleval_cli):
+    """compact and import on a read-only store crashed with an OSError traceback (exit 1);
+    /sys and /proc/sys refuse new files to every user, root included."""
+    r = skilleval_cli.run("store", "compact", "--store", "/sys/kernel")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "not writable" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    ws = skilleval_cli.cwd / "ws"
+    ws.mkdir()
+    r = skilleval_cli.run("import", str(ws), "--store", "/proc/sys")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "/proc/sys" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

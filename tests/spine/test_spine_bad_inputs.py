@@ -171,3 +171,19 @@ def test_every_experiment_refuses_bad_input_before_storing_a_run(case: str, skil
     assert r.returncode == 2, r.stderr
     assert fragment in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert not list(skilleval_cli.store.glob("runs/**/*.parquet")), "a refused run was stored"
+
+
+def test_an_output_folder_that_cannot_be_made_is_one_line(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """Hydra makes the run's folder before the job starts: a path that is a file gave a
+    FileExistsError / NotADirectoryError traceback and exit 1."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    for args, env in (([f"hydra.run.dir={a_file}"], None),
+                      ([], {"SKILLEVAL_OUTPUTS": str(a_file)}),
+                      (["-m", f"hydra.sweep.dir={a_file}"], None)):
+        head = ["-m"] if args[:1] == ["-m"] else []
+        r = skilleval_cli.run(*head, "+experiment=trigger_eval", "trigger.runs=1", *args[len(head):],
+                              env=env)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        [line] = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        assert "cannot make the run's output folder" in line and str(a_file) in line, line
