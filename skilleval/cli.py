@@ -332,7 +332,10 @@ def _run_hydra(args: list[str]) -> int:
         raise
     except SweepRefused as exc:  # a sweep job's config is wrong: no job was started
         raise exc.error from None
-    except OSError as exc:
+    except (HydraException, OmegaConfBaseException) as exc:
+        print(f"skilleval: config error: {visible_line(_one_line(exc))}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # after Hydra's: its MissingConfigException is an IOError
         if not _raised_by_hydra(exc):
             raise
         # Hydra makes the run's folder (hydra.run.dir / $SKILLEVAL_OUTPUTS) before our job
@@ -341,9 +344,6 @@ def _run_hydra(args: list[str]) -> int:
         print(f"skilleval: error: cannot make the run's output folder{where}: "
               f"{exc.strerror or exc} (set hydra.run.dir= or $SKILLEVAL_OUTPUTS to a writable "
               "folder)", file=sys.stderr)
-        return 2
-    except (HydraException, OmegaConfBaseException) as exc:
-        print(f"skilleval: config error: {visible_line(_one_line(exc))}", file=sys.stderr)
         return 2
     except ValueError as exc:
         if "can be specified" not in str(exc):  # Hydra's "Only one of --run, --multirun, --cfg..."

@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from skilleval.errors import UserError
 from skilleval.store import schema as schemas
+from skilleval.store.interruptible import interruptible
 from skilleval.store.fs import StoreLocation, open_location
 from skilleval.store.health import is_read_failure, quarantine_unreadable
 from skilleval.store.liveness import alive_runs
@@ -209,8 +210,10 @@ class Store:
         """The rows of `sql`; a table with no columns for SQL that makes no relation (empty,
         only a comment, a SET)."""
         def run(con: duckdb.DuckDBPyConnection) -> pa.Table:
-            rel = con.sql(sql, params=params or None)
-            return pa.table({}) if rel is None else rel.to_arrow_table()
+            def work() -> pa.Table:
+                rel = con.sql(sql, params=params or None)
+                return pa.table({}) if rel is None else rel.to_arrow_table()
+            return interruptible(con, work)  # Ctrl-C stops a long query (see the module)
         return self._read(run)
 
     def _read(self, fn: Callable[[duckdb.DuckDBPyConnection], pa.Table]) -> pa.Table:

@@ -13,6 +13,7 @@ import threading
 import time
 
 import duckdb
+import psutil
 from shared_helpers import start_interruptible
 
 from skilleval.interrupts import caused_by_interrupt
@@ -38,7 +39,12 @@ def test_ctrl_c_during_sql_exits_130_with_one_line(skilleval_cli) -> None:  # no
     proc = start_interruptible([sys.executable, "-m", "skilleval.cli", "sql", LONG_QUERY],
                                cwd=skilleval_cli.cwd, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    time.sleep(3.0)  # the interpreter, the store's views, then the query
+    # the interpreter and the store's views take about 1 s of CPU; the query then burns CPU
+    # until stopped: wait for CPU time, not wall time (a loaded machine starts slowly)
+    deadline = time.monotonic() + 60
+    while psutil.Process(proc.pid).cpu_times().user < 3.0:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr
+        time.sleep(0.1)
     os.kill(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
