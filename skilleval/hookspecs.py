@@ -19,6 +19,15 @@ Each receives a ``register`` callback::
   all plugins, or startup fails naming both plugins.
 * ``params`` is an optional dataclass. Its fields become the config node's keys
   (``backend.latency_ms=200``), typed: a typo or a wrong type fails at composition.
+  Hydra (OmegaConf) must be able to type it: **every field needs a default** (or a
+  ``default_factory``), and a field's type must be one of ``int``, ``float``, ``bool``,
+  ``str``, ``bytes``, ``pathlib.Path``, an ``enum.Enum`` subclass, ``Any``, ``Optional[...]``
+  of one of those, ``list[...]``, ``tuple[..., ...]`` or ``dict[str, ...]`` of them, or a
+  nested dataclass following the same rules. ``Literal[...]``, ``set[...]``, ``Callable``
+  and a class that is not a dataclass are not. A registration that breaks these rules does not
+  stop skilleval: it is warned about at start (one line naming the plugin and the field),
+  listed as UNUSABLE by ``skilleval plugins``, and a run that selects it exits 2; everything
+  else works (``skilleval.registry.params_problem``).
 * ``factory(params)`` builds the component from a params instance (or ``{}`` when no
   dataclass was given). It is called once per job.
 * ``factory`` may also be given as a ``"module:attribute"`` string, imported the first time
@@ -29,8 +38,12 @@ Each receives a ``register`` callback::
 
       register("mine", "my_pkg.backend:MyBackend", params=MyParams, help="...")
 
+A registration hook that raises is treated like a plugin that fails to import: one warning,
+"failed to load" in ``--version``, and none of that plugin's registrations (nor its lifecycle
+hooks) are used; the rest of skilleval works.
+
 What each factory must return is a small protocol documented in
-``skilleval.backends.base`` (backends), ``skilleval.trigger.splitters`` (splitters),
+``skilleval.backends.base`` (backends), ``skilleval.optimize.splitters`` (splitters),
 ``skilleval.reporting.base`` (reporters), ``skilleval.optimize.proposers`` (proposers),
 ``skilleval.functional.judges`` (judges), ``skilleval.executors.base`` (executors) and
 ``skilleval.app`` (experiments).
@@ -70,12 +83,38 @@ def register_backends(register: Register) -> None:
 
     A backend answers trigger trials (``run_trial``), completes text (``complete``, used by
     proposers and judges) and may execute functional tasks (``execute``).
+
+    A backend subclassing ``skilleval.backends.base.BaseBackend`` must extend ``identity()``
+    with every parameter and version of its own that changes answers (``{**super().identity(),
+    "temperature": ..., "revision": ...}``): the identity is part of every trial's and
+    execution's cache key, and the base class's holds only name, model and harness version, so
+    a change the identity does not show would be answered from the cache. ``execute()`` must
+    collect what the task wrote: take ``skilleval.execution.snapshot(request.sandbox)`` before
+    running and return ``outputs=collect_outputs(request.sandbox, before)`` in the
+    ``ExecutionResult``; outputs not listed there are neither stored nor restored on a cached
+    run, and judges of a resumed run would not see them.
     """
 
 
 @hookspec
 def register_splitters(register: Register) -> None:
-    """Register eval-set splitters (config group ``splitter``): cases -> train/validation/test."""
+    """Register eval-set splitters (config group ``splitter``): cases -> train/validation/test.
+
+    The factory returns an object with ``split(cases) -> Split``
+    (``skilleval.optimize.splitters.Split``). ``trigger_opt`` checks the answer before any call
+    (``skilleval.optimize.split_checks``) and refuses it (exit 2, one line naming the splitter)
+    unless:
+
+    * it is a ``Split`` (not a dict or a tuple of lists);
+    * the splits are disjoint: no case in two splits (a test query that is also trained on
+      makes the held-out number a training number), nor twice in one;
+    * together they hold every case of the eval set, and nothing else;
+    * train has both ``should_trigger`` classes (``check_two_classes``).
+
+    Validation and test may be empty. A splitter should be deterministic (same cases and
+    params, same split): a resumed run relies on it. Raise ``UserError`` for bad input; any
+    other exception is reported the same way, as the splitter failing.
+    """
 
 
 @hookspec
@@ -94,13 +133,37 @@ def register_reporters(register: Register) -> None:
 def register_proposers(register: Register) -> None:
     """Register description proposers (config group ``proposer``) for ``trigger_opt``.
 
-    A proposer only ever receives train-split failures and train scores.
+    A proposer only ever receives train-split failures and train scores. The factory returns
+    an object with ``async propose(request, *, backend, budget) -> list[Proposal]``
+    (``skilleval.optimize.proposers``) returning at most ``request.count`` proposals. The loop
+    drops proposals that fail ``validate_description`` or repeat earlier ones (and says how
+    many), ignores any beyond ``request.count`` (the call plan budgets that many), and treats
+    an exception, or an answer that is not a list of ``Proposal``, as the proposer failing
+    (``proposer_failed``; exit 3 if no candidate was evaluated).
+
+    Optional attributes: ``makes_calls: bool = True``: set it to False for a proposer that
+    never calls the backend (the built-in ``stub``), so the plan and the budget check count 0
+    proposer calls; a proposer that does call should leave it True and may say how many calls
+    a candidate can take in ``params.max_attempts`` (default 1). ``calls_made`` and
+    ``cost_usd`` are added to the run's spend; ``reads_attribution = True`` is required by
+    ``optimize.attribution=true``.
     """
 
 
 @hookspec
 def register_judges(register: Register) -> None:
-    """Register judges (config group ``judge``) that grade functional executions."""
+    """Register judges (config group ``judge``) that grade functional executions.
+
+    The factory returns an object with ``name``, ``samples``, ``identity()`` and ``async
+    grade(item: JudgeInput) -> JudgeOutput`` (``skilleval.functional.judges``). ``grade`` must
+    return a ``JudgeOutput`` holding one ``Verdict`` per expectation, in order, each with
+    ``passed`` True, False or None (None with ``error`` set: a judge error, never a pass or a
+    fail). The runner checks it: a missing verdict, a wrong type or a non-bool ``passed`` is a
+    judge error with a message; extra verdicts are ignored, and said once.
+
+    Optional attribute: ``deterministic: bool = False``: set it to True for a judge that never
+    calls a model (the built-in typed checks do), so it still grades after a budget stop.
+    """
 
 
 @hookspec

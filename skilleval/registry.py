@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import pathlib
 import sys
+import types
 import typing
 from dataclasses import dataclass, field, make_dataclass
 from functools import lru_cache
@@ -47,6 +49,11 @@ class Registration:
     plugin: str  # plugin (module) name
     distribution: str  # installed distribution that provided it
     version: str
+    #: why the component cannot be used (its params dataclass is not one Hydra can type), or
+    #: None. Such a registration stays listed (``skilleval plugins`` shows the problem) with
+    #: ``params=None``, and building it is refused (exit 2): one broken option must not take
+    #: down ``--help`` or runs that do not use it.
+    problem: str | None = None
 
 
 @dataclass
@@ -78,10 +85,14 @@ class Registry:
 
     def get(self, kind: str, name: str) -> Registration:
         try:
-            return self.entries[(kind, name)]
+            reg = self.entries[(kind, name)]
         except KeyError:
             valid = ", ".join(self.names(kind)) or "none installed"
             raise UserError(f"unknown {kind} {name!r}; valid names: {valid}") from None
+        if reg.problem is not None:
+            raise UserError(f"{kind} {name!r} from plugin {reg.plugin!r} ({reg.distribution}) "
+                            f"cannot be used: {reg.problem}")
+        return reg
 
     def all(self) -> list[Registration]:
         return sorted(self.entries.values(), key=lambda r: (r.kind, r.name))
@@ -165,13 +176,7 @@ def get_plugin_manager() -> pluggy.PluginManager:
         try:
             plugin = ep.load()
         except Exception as exc:  # noqa: BLE001 - report any import failure, keep going
-            failure = LoadFailure(ep.name, dist[0], f"{type(exc).__name__}: {exc}")
-            if failure not in LOAD_FAILURES:
-                LOAD_FAILURES.append(failure)
-                from skilleval.terminal import visible_line  # a plugin's message is not ours
-
-                print(f"skilleval: warning: plugin {ep.name!r} from {visible_line(dist[0])} failed to "
-                      f"load ({visible_line(failure.error)}); skipped", file=sys.stderr)
+            _load_failed(ep.name, dist[0], f"{type(exc).__name__}: {exc}")
             continue
         pm.register(plugin, name=ep.name)
         _DISTS[id(plugin)] = dist
@@ -180,21 +185,74 @@ def get_plugin_manager() -> pluggy.PluginManager:
 
 
 def collect(pm: pluggy.PluginManager) -> Registry:
-    """Call every registration hook, remembering which distribution made each entry."""
+    """Call every registration hook, remembering which distribution made each entry.
+
+    A plugin whose registration hook raises is treated like one that fails to import: warned
+    about once, listed by ``--version`` as "failed to load", unregistered (its lifecycle hooks
+    are not called either) and none of its registrations kept, so it cannot take ``--help``,
+    ``skilleval plugins`` and every run down with a traceback. A registration whose params
+    Hydra cannot type is kept as unusable (`params_problem`).
+    """
     dists = dict(_DISTS)
     registry = Registry()
+    made: list[Registration] = []
+    failed: dict[str, tuple[Any, str]] = {}  # plugin name -> (plugin, error)
     for kind, hook_name in KINDS.items():
         for impl in getattr(pm.hook, hook_name).get_hookimpls():
+            if impl.plugin_name in failed:
+                continue
             dist, version = dists.get(id(impl.plugin), (impl.plugin_name, _version_of(impl.plugin_name)))
 
             def register(name: str, factory: Callable[..., Any] | str, params: type | None = None,
                          help: str = "", *, _kind: str = kind, _impl: Any = impl,
                          _dist: str = dist, _ver: str = version) -> None:
-                registry.add(Registration(_kind, name, factory, params, help,
-                                          _impl.plugin_name, _dist, _ver))
+                made.append(Registration(_kind, name, factory, params, help,
+                                         _impl.plugin_name, _dist, _ver))
 
-            impl.function(register=register)
+            try:
+                impl.function(register=register)
+            except Exception as exc:  # noqa: BLE001 - a plugin's bug is reported, not raised
+                failed[impl.plugin_name] = (impl.plugin, f"{hook_name} raised {type(exc).__name__}: {exc}")
+                _load_failed(impl.plugin_name, dist, failed[impl.plugin_name][1])
+    for reg in made:
+        if reg.plugin in failed:
+            continue
+        problem = params_problem(reg.params)
+        if problem is not None:
+            reg = _unusable(reg, problem)
+        registry.add(reg)
+    for name, (plugin, _) in failed.items():
+        if pm.get_plugin(name) is plugin:
+            pm.unregister(plugin)
     return registry
+
+
+def _load_failed(entry_point: str, distribution: str, error: str) -> None:
+    """Record and warn (once) about a plugin that could not be loaded."""
+    failure = LoadFailure(entry_point, distribution, error)
+    if failure in LOAD_FAILURES:
+        return
+    LOAD_FAILURES.append(failure)
+    from skilleval.terminal import visible_line  # a plugin's message is not ours
+
+    print(f"skilleval: warning: plugin {entry_point!r} from {visible_line(distribution)} failed to "
+          f"load ({visible_line(error)}); skipped", file=sys.stderr)
+
+
+_WARNED: set[tuple[str, str, str]] = set()
+
+
+def _unusable(reg: Registration, problem: str) -> Registration:
+    """`reg` marked unusable (params dropped, so nothing else reads them), warned about once."""
+    from skilleval.terminal import visible_line
+
+    key = (reg.kind, reg.name, reg.plugin)
+    if key not in _WARNED:
+        _WARNED.add(key)
+        print(f"skilleval: warning: plugin {reg.plugin!r} ({visible_line(reg.distribution)}): "
+              f"{reg.kind} {reg.name!r} is unusable: {visible_line(problem)}", file=sys.stderr)
+    return dataclasses.replace(reg, params=None, problem=problem,
+                               help=f"UNUSABLE: {problem}" + (f" ({reg.help})" if reg.help else ""))
 
 
 def _version_of(name: str) -> str:
@@ -205,23 +263,81 @@ def _version_of(name: str) -> str:
 
 
 def publish_to_config_store(registry: Registry) -> None:
-    """Expose every registration as a typed Hydra option in the group of its kind."""
+    """Expose every registration as a typed Hydra option in the group of its kind.
+
+    An unusable registration (`Registration.problem`) is published with its name only, so
+    selecting it composes and is then refused, in one line, when the job builds it."""
     from hydra.core.config_store import ConfigStore
 
     cs = ConfigStore.instance()
     for reg in registry.all():
         if reg.kind in _UNPUBLISHED:
             continue
-        fields: list[Any] = [("name", str, dataclasses.field(default=reg.name))]
-        if reg.params is not None:
-            hints = typing.get_type_hints(reg.params)
-            for f in dataclasses.fields(reg.params):
-                default = (dataclasses.field(default=f.default) if f.default is not dataclasses.MISSING
-                           else dataclasses.field(default_factory=f.default_factory))  # type: ignore[misc]
-                fields.append((f.name, hints[f.name], default))
-        node = make_dataclass(f"{reg.kind}_{reg.name}".replace("-", "_"), fields)
         package = f"{reg.kind}.{reg.name}" if reg.kind in _MULTI else None
-        cs.store(group=reg.kind, name=reg.name, node=node, package=package, provider=reg.distribution)
+        cs.store(group=reg.kind, name=reg.name, node=_config_node(reg.kind, reg.name, reg.params),
+                 package=package, provider=reg.distribution)
+
+
+def _config_node(kind: str, name: str, params: type | None) -> type:
+    """The dataclass Hydra stores for an option: ``name`` plus the params' fields."""
+    fields: list[Any] = [("name", str, dataclasses.field(default=name))]
+    if params is not None:
+        hints = typing.get_type_hints(params)
+        for f in dataclasses.fields(params):
+            default = (dataclasses.field(default=f.default) if f.default is not dataclasses.MISSING
+                       else dataclasses.field(default_factory=f.default_factory))  # type: ignore[misc]
+            fields.append((f.name, hints[f.name], default))
+    return make_dataclass(f"{kind}_{name}".replace("-", "_"), fields)
+
+
+def params_problem(params: Any) -> str | None:
+    """None when Hydra can type `params` (see ``skilleval.hookspecs``: a dataclass whose every
+    field has a default and a type OmegaConf supports), else the problem in one line, naming
+    the field. Checked at registration so that a bad one makes only its own component
+    unusable, instead of failing every start in Hydra's ConfigStore with a traceback."""
+    if params is None:
+        return None
+    if not (isinstance(params, type) and dataclasses.is_dataclass(params)):
+        return f"params {getattr(params, '__name__', params)!r} is not a dataclass"
+    try:
+        hints = typing.get_type_hints(params)
+    except Exception as exc:  # noqa: BLE001 - e.g. a forward reference that does not resolve
+        return f"the type hints of params {params.__name__} do not resolve ({type(exc).__name__}: {exc})"
+    for f in dataclasses.fields(params):
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            return f"params field {f.name!r} has no default (every field needs one)"
+    for f in dataclasses.fields(params):
+        if _plain_type(hints[f.name]):
+            continue
+        from omegaconf import OmegaConf  # only for a type the quick check does not know
+
+        one = make_dataclass("field_check", [(f.name, hints[f.name], dataclasses.field(
+            default=f.default) if f.default is not dataclasses.MISSING else dataclasses.field(
+            default_factory=f.default_factory))])  # type: ignore[misc]
+        try:
+            OmegaConf.structured(one)
+        except Exception as exc:  # noqa: BLE001 - OmegaConf's ValidationError and friends
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return f"params field {f.name!r}: type {hints[f.name]!r} is not one Hydra can hold ({first})"
+    return None
+
+
+_SCALARS = (int, float, bool, str, bytes, pathlib.Path, typing.Any, type(None))
+
+
+def _plain_type(hint: Any) -> bool:
+    """True for the types OmegaConf surely holds (scalars, Optional of them, list/tuple/dict
+    of them): checked without asking OmegaConf, which costs ~1 ms a field at every start."""
+    import enum
+
+    if hint in _SCALARS or (isinstance(hint, type) and issubclass(hint, enum.Enum)):
+        return True
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return len([a for a in args if a is not type(None)]) == 1 and all(_plain_type(a) for a in args)
+    if origin in (list, tuple, dict):
+        return all(a is Ellipsis or _plain_type(a) for a in args)
+    return False
 
 
 @lru_cache(maxsize=1)

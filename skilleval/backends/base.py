@@ -8,13 +8,20 @@ A backend is what a model looks like to skilleval. It has one job per method:
 * ``complete(prompt, system=...) -> Completion``: plain text completion, used by proposers,
   judges, comparators and analyzers.
 * ``execute(request) -> ExecutionResult``: run a functional task in a sandbox folder
-  (see ``skilleval.functional``). Optional: the default says the backend cannot.
+  (see ``skilleval.functional``). Optional: the default says the backend cannot. It must
+  collect what the task wrote: ``before = snapshot(request.sandbox)`` (``skilleval.execution``)
+  before running, then ``outputs=collect_outputs(request.sandbox, before)`` in the result;
+  files not listed there are not stored, so a cached run restores none of them.
 * ``check_task(name, prompt, input_files)``: optional; raise ``UserError`` before any call
   when this backend cannot do a functional task at all (the offline stub simulates only
   some kinds of work, and says so rather than inventing another skill's output).
 * ``identity()``: what goes into a trial's content-addressed key (backend, resolved model,
   sampling parameters, harness version). Two backends that would answer a trial the same
-  way must return the same identity; anything that changes answers must change it.
+  way must return the same identity; anything that changes answers must change it. A
+  subclass of `BaseBackend` with parameters or a version of its own must add them
+  (``{**super().identity(), "temperature": self.params.temperature}``): the base identity
+  holds only name, model and harness version, and it keys the cache, so a change it does not
+  show is answered from the store with the old results.
 """
 from __future__ import annotations
 

@@ -15,13 +15,20 @@ built with its default params, which reads its options from ``Expectation.spec``
 
 A verdict's ``passed`` is True, False, or None with ``error`` set: a judge error (the judge
 could not produce a valid grade). A judge error is never counted as a pass or a fail.
+
+``grade`` returns a `JudgeOutput` with one `Verdict` per expectation, in order. The runner
+checks that (`checked_output`): a verdict missing, not a `Verdict`, or with a ``passed`` that is
+not True/False/None is a judge error saying so; verdicts beyond the expectations are ignored.
+
+A judge may declare ``deterministic = True`` (default False): it makes no model call, so it
+still grades after a budget stop (the typed checks do).
 """
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, Sequence
 
 import regex
 
@@ -171,6 +178,7 @@ class CheckJudge:
     """``file_exists`` / ``contains`` / ``regex`` / ``json_path``: deterministic, no model call."""
 
     samples = 1
+    deterministic = True  # no model call: grades even after a budget stop
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -180,6 +188,37 @@ class CheckJudge:
 
     async def grade(self, item: JudgeInput) -> JudgeOutput:
         return JudgeOutput([check(item, e) for e in item.expectations])
+
+
+# -- checking a judge's answer -----------------------------------------------------------------
+
+
+def checked_output(judge: str, out: Any, exps: Sequence[Expectation]) -> tuple[JudgeOutput, int]:
+    """`out` with exactly one valid verdict per expectation, and how many extra verdicts were
+    dropped. A judge (a plugin's, say) that answers with the wrong type, too few verdicts or a
+    ``passed`` that is not a bool gets judge errors for what it did not grade: zipping its
+    verdicts with the expectations silently dropped the missing ones from the pass rate."""
+    if not isinstance(out, JudgeOutput) or not isinstance(out.verdicts, (list, tuple)):
+        what = type(out.verdicts if isinstance(out, JudgeOutput) else out).__name__
+        why = (f"judge {judge} returned {what}, not a JudgeOutput with a list of verdicts"
+               if not isinstance(out, JudgeOutput) else f"judge {judge} returned verdicts as {what}, not a list")
+        return JudgeOutput([Verdict(e.text, None, "", error=why) for e in exps]), 0
+    verdicts: list[Verdict] = []
+    for i, e in enumerate(exps):
+        v = out.verdicts[i] if i < len(out.verdicts) else None
+        if v is None:
+            why = f"judge {judge} returned {len(out.verdicts)} verdict(s) for {len(exps)} expectations"
+        elif not isinstance(v, Verdict):
+            why = f"judge {judge} returned a {type(v).__name__} as verdict {i + 1}, not a Verdict"
+        elif v.passed is not None and not isinstance(v.passed, bool):
+            why = (f"judge {judge} gave verdict {i + 1} passed={v.passed!r} "
+                   f"({type(v.passed).__name__}); it must be True, False or None")
+        else:
+            verdicts.append(v)
+            continue
+        verdicts.append(Verdict(e.text, None, "", error=why))
+    extra = max(0, len(out.verdicts) - len(exps))
+    return replace(out, verdicts=verdicts), extra
 
 
 # -- combining samples ------------------------------------------------------------------------

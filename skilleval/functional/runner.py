@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import json
 import shutil
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,10 +25,11 @@ from skilleval.execution import (ExecutionRequest, ExecutionResult, blob_path,
                                  execution_key, prepare_sandbox, resolve_inside,
                                  store_blobs)
 from skilleval.functional.arms import Arm
-from skilleval.functional.judges import JudgeInput, JudgeOutput, Verdict, combine
+from skilleval.functional.judges import JudgeInput, JudgeOutput, Verdict, checked_output, combine
 from skilleval.functional.records import (digest, execution_from_row, execution_row, now,
                                           outcome_digest, rows_by_key)
 from skilleval.functional.tasks import Expectation, TaskCase
+from skilleval.terminal import safe
 
 USABLE = "status IN ('ok', 'turn_cap')"
 
@@ -79,6 +81,7 @@ class FunctionalRunner:
         self._exec_writer = store.writer("executions", self.job.experiment, self.job.run_id)
         self._grade_writer = store.writer("grades", self.job.experiment, self.job.run_id)
         self._stored_grades: dict[str, dict[str, Any]] | None = None  # grade_all's one read
+        self._warned: set[str] = set()  # judges whose extra verdicts were said already
         # judges, the comparator and the analyzer ask the model through this: every call they
         # make (re-asks too) is booked against the budget and its cost counted
         self.model_backend = metered(self.job.backend, self.job.budget)
@@ -277,14 +280,30 @@ class FunctionalRunner:
                     # keyed: a simulator gives this grade the same sample on every run, whatever
                     # order grades arrive in (identical outputs make identical grader prompts)
                     with sample_key.keyed(f"grade|{rec.request.key}|{judge.name}|{k}"):
-                        return await judge.grade(item)
+                        out, extra = checked_output(judge.name, await judge.grade(item), exps)
                 except BudgetExhausted:
                     raise
                 except Exception as exc:  # noqa: BLE001 - a crashing judge is a judge error
                     msg = f"judge {judge.name} failed: {type(exc).__name__}: {exc}"
                     return JudgeOutput([Verdict(e.text, None, "", error=msg) for e in exps])
+            if extra:
+                self._extra_verdicts(judge.name, extra, len(exps))
+            return out
         outs = await asyncio.gather(*(sample(k) for k in range(max(1, judge.samples))))
         return combine(list(outs)), time.perf_counter() - started
+
+    def _extra_verdicts(self, judge: str, extra: int, expected: int) -> None:
+        """Said once per judge and run: the extra verdicts are ignored, not graded."""
+        if judge in self._warned:
+            return
+        self._warned.add(judge)
+        line = (f"warning: judge {judge} returned {extra} more verdict(s) than the {expected} "
+                "expectation(s) it was given; the extra ones are ignored")
+        console = getattr(self.job, "console", None)
+        if console is not None:
+            console.print(f"[yellow]{safe(line)}[/yellow]")
+        else:
+            print(f"skilleval: {line}", file=sys.stderr)
 
     def _grade_row(self, rec: RunRecord, judge: Any, i: int, e: Expectation, key: str, v: Verdict,
                    out: JudgeOutput, seconds: float) -> dict[str, Any]:
@@ -310,4 +329,5 @@ def _file_hash(root: Path, rel: str) -> str | None:
 
 
 def _deterministic(judge: Any) -> bool:
-    return judge.__class__.__name__ == "CheckJudge" or getattr(judge, "deterministic", False)
+    """A judge's own ``deterministic`` attribute (see `skilleval.functional.judges`)."""
+    return getattr(judge, "deterministic", False) is True

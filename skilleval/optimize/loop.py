@@ -28,9 +28,10 @@ from skilleval.errors import BudgetExhausted, HarnessError, UserError
 from skilleval.optimize import report
 from skilleval.optimize.inputs import check_opt_inputs, opt_inputs
 from skilleval.optimize.plan import OptimizeSettings, make_plan, screening
+from skilleval.optimize.proposal_checks import ask_proposer, usable
 from skilleval.optimize.proposers import Attempt, ProposalRequest, QueryScore
 from skilleval.optimize.selection import QueryOutcome, compare, outcomes, passed, rank_key, reconsider
-from skilleval.optimize.splitters import Split
+from skilleval.optimize.split_checks import Split, split_cases  # Split re-exported there
 from skilleval.optimize.state import Entry, LoopState, StateStore, run_key
 from skilleval.trigger.policies import max_runs
 from skilleval.trigger.runner import QueryResult, TrialRunner, require_trustworthy
@@ -60,7 +61,7 @@ class Optimizer:
         self.skill, self.cases = job.prepared or opt_inputs(job, self.opt)  # from check_inputs
         self.distractors = job.load_distractors()
         self.splitter_name = str(job.cfg.splitter.get("name"))
-        self.split: Split = job.build("splitter", job.cfg.splitter).split(self.cases)
+        self.split: Split = split_cases(job, self.cases)  # checked: disjoint, complete, 2 classes
         self.proposer = job.build("proposer", job.cfg.proposer)
         self.runner: TrialRunner = job.new_runner()
         self.by_id = {c.id: c for c in self.cases}
@@ -196,9 +197,9 @@ class Optimizer:
             if self.attribution is not None:
                 request = replace(request, confidence=self.runner.settings.confidence,
                                   attribution=await self.attribution.table(self, state.best.description))
-            try:
-                proposals = await self.proposer.propose(request, backend=self.job.backend,
-                                                        budget=self.job.budget)
+            try:  # any failure or wrong answer of the proposer is a HarnessError here
+                proposals = await ask_proposer(self.proposer, request, backend=self.job.backend,
+                                               budget=self.job.budget)
                 report.log_proposals(self.job.output_dir, it, request, proposals)
             except HarnessError as exc:
                 self.console.print(f"[yellow]proposer failed: {safe(exc)}[/yellow]")
@@ -206,8 +207,7 @@ class Optimizer:
                 state.exit_reason = f"proposer_failed (iteration {it})"
                 self.states.checkpoint(state, [])
                 break
-            tried = state.tried()
-            proposals = [p for p in proposals if p.description not in tried]
+            proposals = usable(proposals, self.opt.candidates, state.tried(), self.console, it)
             if not proposals:
                 state.iteration = it
                 state.exit_reason = f"no_new_candidates (iteration {it})"

@@ -85,8 +85,10 @@ def make_plan(split: Split, runs: int, opt: OptimizeSettings, proposer: Any,
     a longer incumbent costs more; the budget is enforced per call anyway)."""
     tv = len(split.train) + len(split.validation)
     per_desc = tv * runs
+    # A proposer says whether it calls the backend (``makes_calls``, default True: an unknown
+    # one is budgeted as if it did), and may re-ask up to ``params.max_attempts`` per candidate.
     prop = opt.candidates * int(getattr(getattr(proposer, "params", None), "max_attempts", 1)) \
-        if getattr(proposer, "name", "") != "stub" else 0
+        if getattr(proposer, "makes_calls", True) is not False else 0
     # With a prescreen, only the proxy's top `prescreen_keep` reach the paid backend.
     paid = min(opt.candidates, opt.prescreen_keep) if opt.prescreen else opt.candidates
     if screening(opt):  # one run each, then the rest of the runs for the top candidate

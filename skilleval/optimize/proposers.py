@@ -4,7 +4,15 @@ Protocol: a proposer is any object with::
 
     async def propose(self, request: ProposalRequest, *, backend, budget) -> list[Proposal]
 
-It returns up to ``request.count`` *valid* proposals (see `validate_description`).
+It returns up to ``request.count`` *valid* proposals (see `validate_description`). The loop
+checks that (`skilleval.optimize.proposal_checks`): an invalid or repeated proposal is dropped
+and said, proposals beyond ``count`` are ignored, and an exception or an answer that is not a
+list of `Proposal` stops the loop as the proposer failing (``proposer_failed``).
+
+Optional attributes: ``makes_calls: bool = True`` (False: it never calls the backend, so the
+call plan budgets 0 proposer calls; the built-in ``stub`` sets it), ``params.max_attempts``
+(calls per candidate the plan assumes, default 1), ``calls_made`` / ``cost_usd`` (counted in
+the run's spend) and ``reads_attribution`` (needed by ``optimize.attribution=true``).
 
 A `ProposalRequest` holds the current description, the skill body, the train results (so the
 failures with their trigger rates) and the history of earlier attempts with their *train*
@@ -90,6 +98,7 @@ class LLMProposer:
     """Ask a text-completion backend for each candidate; validate and re-ask on a bad answer."""
 
     name = "llm"
+    makes_calls = True  # budgeted: candidates x max_attempts backend calls per iteration
     reads_attribution = True  # its prompt carries `request.attribution` (optimize.attribution)
 
     def __init__(self, params: LLMParams) -> None:
@@ -155,6 +164,7 @@ class StubProposer:
     """
 
     name = "stub"
+    makes_calls = False  # budgeted at 0 calls
 
     def __init__(self, params: StubProposerParams) -> None:
         self.params = params

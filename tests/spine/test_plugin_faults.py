@@ -1,0 +1,124 @@
+"""A faulty third-party plugin breaks only itself: a registration hook that raises, or a params
+dataclass Hydra cannot type, used to take down `--version`, `--help`, `skilleval plugins` and
+every run with a traceback (tests/spine/test_spine_plugins.py has the import failure)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from shared_helpers import one_line_error
+from spine_helpers import CSV_DESCRIPTION, SMALL_CASES, write_cases, write_skill
+
+
+def fake_plugin(tmp: Path, name: str, source: str) -> dict[str, str]:
+    """A plugin installed the way pip would (module + dist-info with its entry point) in a
+    folder of its own; returns the env that puts it on the path."""
+    site = tmp / f"site-{name}"
+    (site / name).mkdir(parents=True)
+    (site / name / "__init__.py").write_text(source)
+    info = site / f"{name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[skilleval]\n{name} = {name}\n")
+    return {"PYTHONPATH": str(site)}
+
+
+def _stub_run(cli, tmp: Path, env: dict[str, str], *extra: str):  # noqa: ANN001, ANN202
+    skill = write_skill(tmp, "csv-tidy", CSV_DESCRIPTION)
+    cases = write_cases(tmp / "cases.json", SMALL_CASES)
+    return cli.run("+experiment=trigger_eval", "progress=false", "trigger.runs=1", f"skill={skill}",
+                   f"cases={cases}", *extra, env=env)
+
+
+RAISING = """
+from skilleval import hookimpl
+
+@hookimpl
+def register_judges(register):
+    register("hookraise_judge", lambda p: None, help="registered before the raise")
+
+@hookimpl
+def register_backends(register):
+    raise RuntimeError("hookraise exploded")
+"""
+
+
+def test_a_registration_hook_that_raises_is_a_load_failure(skilleval_cli, tmp_path: Path) -> None:
+    env = fake_plugin(tmp_path, "hookraise", RAISING)
+    r = skilleval_cli.run("--version", env=env, check=0)
+    assert "Traceback" not in r.stderr, r.stderr
+    assert "hookraise: failed to load" in r.stdout and "hookraise exploded" in r.stdout, r.stdout
+    warning = one_line_error(r, 0)
+    assert "plugin 'hookraise'" in warning and "failed to load" in warning, warning
+    r = skilleval_cli.run("plugins", "--format", "json", env=env, check=0)
+    names = {x["name"] for x in json.loads(r.stdout)}
+    assert "stub" in names and "hookraise_judge" not in names  # none of its registrations kept
+    r = skilleval_cli.run("--help", env=env, check=0)
+    assert "+experiment=" in r.stdout and "Traceback" not in r.stderr
+    r = _stub_run(skilleval_cli, tmp_path, env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "per-query trigger rates" in r.stdout
+
+
+UNTYPABLE = """
+from dataclasses import dataclass, field
+from typing import Literal
+from skilleval import hookimpl
+from skilleval.backends.stub import StubBackend
+
+@dataclass
+class RequiredParams:
+    api_key: str
+
+@dataclass
+class SetParams:
+    tags: set[str] = field(default_factory=set)
+
+@dataclass
+class LiteralParams:
+    style: Literal["a", "b"] = "a"
+
+class NotDataclass:
+    n: int = 3
+
+@dataclass
+class GoodParams:
+    n: int = 3
+
+@hookimpl
+def register_backends(register):
+    register("wb_required", StubBackend, params=RequiredParams, help="required")
+    register("wb_set", StubBackend, params=SetParams, help="set")
+    register("wb_lit", StubBackend, params=LiteralParams, help="lit")
+    register("wb_notdc", StubBackend, params=NotDataclass, help="notdc")
+
+@hookimpl
+def register_reporters(register):
+    register("wb_good", lambda p: None, params=GoodParams, help="fine")
+"""
+
+
+def test_params_hydra_cannot_type_make_only_that_component_unusable(skilleval_cli, tmp_path: Path) -> None:
+    env = fake_plugin(tmp_path, "untypable", UNTYPABLE)
+    r = skilleval_cli.run("--help", env=env, check=0)
+    assert "Traceback" not in r.stderr and "+experiment=" in r.stdout, r.stderr[-2000:]
+    warnings = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(warnings) == 4, r.stderr
+    for name, field in (("wb_required", "api_key"), ("wb_set", "tags"), ("wb_lit", "style"),
+                        ("wb_notdc", "NotDataclass")):
+        [line] = [w for w in warnings if repr(name) in w]
+        assert "plugin 'untypable'" in line and field in line, line
+    r = skilleval_cli.run("plugins", "--format", "json", env=env, check=0)
+    regs = {x["name"]: x for x in json.loads(r.stdout)}
+    assert "no default" in regs["wb_required"]["help"] and "UNUSABLE" in regs["wb_lit"]["help"]
+    assert "UNUSABLE" not in regs["wb_good"]["help"] and "stub" in regs
+    r = skilleval_cli.run("plugins", env=env, check=0)  # the table says it too
+    assert "UNUSABLE" in r.stdout
+    # the rest works: a run on the stub backend
+    r = _stub_run(skilleval_cli, tmp_path, env)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    # using the broken one: exit 2, one line naming it (plus the warnings made at start)
+    r = _stub_run(skilleval_cli, tmp_path, env, "backend=wb_lit")
+    errors = [ln for ln in r.stderr.splitlines() if "error" in ln]
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert len(errors) == 1 and "wb_lit" in errors[0] and "style" in errors[0], r.stderr
