@@ -3,9 +3,13 @@
 `skilleval.datasets.load_trigger_cases` is what experiments use, and it refuses a duplicate
 query outright. Drafting, checking and reviewing need to *see* a flawed set (to name its
 duplicates), so this module reads the raw rows, keeping every extra key (``id``,
-``rationale``, ``span``, ``source``, ``split``). Writing goes through `validate_rows`: the
-result is skill-creator's format (a JSON array of ``{query, should_trigger}``), with the
-extra keys skill-creator ignores.
+``rationale``, ``span``, ``source``, ``split``, and any other). Writing goes through
+`validate_rows`: the result is skill-creator's format (a JSON array of ``{query,
+should_trigger}``), with the extra keys skill-creator ignores, kept as they were.
+
+Why one rule set (`entry_problem`) for reading and saving, copied from the runner's: a set
+that skilleval runs must save unchanged from review-evals (an integer ``id``, a ``tags``
+list or a long query were refused at Save), and a saved set must run.
 """
 from __future__ import annotations
 
@@ -22,7 +26,30 @@ from skilleval.errors import UserError
 
 #: Keys written after query/should_trigger, in this order; other keys are kept after them.
 EXTRA_KEYS = ("id", "rationale", "span", "source", "split")
-MAX_QUERY_CHARS = 4000
+
+
+def _no_id(value: Any) -> bool:
+    """An ``id`` that is absent, null or empty: the row is given one (`assign_ids`). Not a
+    falsy test: ``0`` is an id the runner accepts."""
+    return value is None or value == ""
+
+
+def entry_problem(entry: Any) -> str | None:
+    """Why `entry` is not an entry `datasets.load_trigger_cases` (what experiments run) reads,
+    or None. Set-level rules (duplicates, empty queries) are `validate_rows`'s."""
+    if not isinstance(entry, dict):
+        return f"expected an object, got {type(entry).__name__}"
+    if not isinstance(entry.get("query"), str):
+        return "'query' must be a string"
+    if not isinstance(entry.get("should_trigger"), bool):
+        return "'should_trigger' must be true or false"
+    case_id = entry.get("id")
+    if not _no_id(case_id) and (isinstance(case_id, bool) or not isinstance(case_id, (str, int))):
+        return f"'id' must be a string or a whole number, got {json.dumps(case_id)[:60]}"
+    split = entry.get("split")
+    if split is not None and split not in SPLITS:
+        return f"'split' must be one of {', '.join(SPLITS)}, got {json.dumps(split)[:60]}"
+    return None
 
 
 def existing_set(skill_dir: Path) -> Path | None:
@@ -52,8 +79,8 @@ def resolve_set_path(path: str | Path) -> tuple[Path, Path | None]:
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
-    """Every entry as a dict; only the shape is checked (object with a string query and a
-    boolean should_trigger), so duplicates and imbalance reach the checks."""
+    """Every entry as a dict; only each entry is checked (`entry_problem`), so duplicates and
+    imbalance reach the checks."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
@@ -79,59 +106,54 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         entries = [(f"entry {i}", e) for i, e in enumerate(data)]
     rows = []
     for label, e in entries:
-        if not isinstance(e, dict):
-            raise UserError(f"{path}: {label}: expected an object, got {type(e).__name__}")
-        if not isinstance(e.get("query"), str):
-            raise UserError(f"{path}: {label}: 'query' must be a string")
-        if not isinstance(e.get("should_trigger"), bool):
-            raise UserError(f"{path}: {label}: 'should_trigger' must be true or false")
+        problem = entry_problem(e)
+        if problem:
+            raise UserError(f"{path}: {label}: {problem}")
         rows.append(dict(e))
     return rows
 
 
-def validate_rows(rows: Any, where: str = "eval set") -> list[dict[str, Any]]:
-    """Clean rows ready to write, or a UserError naming the first bad entry.
+def validate_rows(rows: Any, where: str = "eval set", *, skip_blank: bool = False) -> list[dict[str, Any]]:
+    """Clean rows ready to write, or a UserError naming the first bad row.
 
-    Rules: a list of objects; ``query`` a non-empty string (trimmed) of at most
-    MAX_QUERY_CHARS characters; ``should_trigger`` a boolean; no two queries the same after
-    trimming (skill-creator would merge them silently); extra keys that skill-creator
-    ignores are kept if they are strings (``split`` one of train/validation/test); ids are
-    unique, and given to rows that lack one.
+    Rules: each entry passes `entry_problem` (the runner's rules); ``query`` is trimmed and
+    non-empty; no two queries the same after trimming (skill-creator would merge them
+    silently, the runner refuses them); no two ids the same as text (the runner reads ids as
+    text); rows without an id are given one. Every other key is kept as it was.
+
+    Rows are named ``row #N`` counting from 1, as the review page numbers them. `skip_blank`:
+    rows whose query is blank are left out (the page's unfilled rows) without renumbering
+    the others, so a message names the row the user sees.
     """
     if not isinstance(rows, list):
         raise UserError(f"{where}: expected a list of entries")
     out: list[dict[str, Any]] = []
+    numbers: list[int] = []
     seen: dict[str, int] = {}
-    for i, row in enumerate(rows):
-        if not isinstance(row, dict):
-            raise UserError(f"{where}: entry {i}: expected an object")
-        query = row.get("query")
-        if not isinstance(query, str) or not query.strip():
-            raise UserError(f"{where}: entry {i}: 'query' must be a non-empty string")
-        query = query.strip()
-        if len(query) > MAX_QUERY_CHARS:
-            raise UserError(f"{where}: entry {i}: query is {len(query)} characters (limit {MAX_QUERY_CHARS})")
-        if not isinstance(row.get("should_trigger"), bool):
-            raise UserError(f"{where}: entry {i}: 'should_trigger' must be true or false")
+    for n, row in enumerate(rows, 1):
+        problem = entry_problem(row)
+        if problem:
+            raise UserError(f"{where}: row #{n}: {problem}")
+        query = row["query"].strip()
+        if not query:
+            if skip_blank:
+                continue
+            raise UserError(f"{where}: row #{n}: 'query' is empty")
         if query in seen:
-            raise UserError(f"{where}: entry {i}: duplicate query (same as entry {seen[query]}): {query[:60]!r}")
-        seen[query] = i
-        clean: dict[str, Any] = {"query": query, "should_trigger": row["should_trigger"]}
-        for key, value in row.items():
-            if key in clean:
-                continue
-            if value is None or value == "":
-                continue
-            if not isinstance(value, str):
-                raise UserError(f"{where}: entry {i}: '{key}' must be a string")
-            if key == "split" and value not in SPLITS:
-                raise UserError(f"{where}: entry {i}: 'split' must be one of {', '.join(SPLITS)}")
-            clean[key] = value
+            raise UserError(f"{where}: row #{n}: duplicate query (same as row #{seen[query]}): {query[:60]!r}")
+        seen[query] = n
+        clean = {**row, "query": query}
+        if "id" in clean and _no_id(clean["id"]):
+            del clean["id"]
         out.append(clean)
-    ids = [r.get("id") for r in out if r.get("id")]
-    if len(set(ids)) != len(ids):
-        dup = next(x for x in ids if ids.count(x) > 1)
-        raise UserError(f"{where}: duplicate id {dup!r}")
+        numbers.append(n)
+    first_with: dict[str, int] = {}
+    for n, r in zip(numbers, out):
+        if "id" in r:
+            key = str(r["id"])
+            if key in first_with:
+                raise UserError(f"{where}: row #{n}: duplicate id {key!r} (same as row #{first_with[key]})")
+            first_with[key] = n
     assign_ids(out)
     return [_ordered(r) for r in out]
 
@@ -139,10 +161,10 @@ def validate_rows(rows: Any, where: str = "eval set") -> list[dict[str, Any]]:
 def assign_ids(rows: list[dict[str, Any]]) -> None:
     """Give each row without an ``id`` the first free ``qNNN``: never one a row already has,
     so an unedited set saves again (an id made from the row's index could repeat one)."""
-    used = {r["id"] for r in rows if r.get("id")}
+    used = {str(r["id"]) for r in rows if not _no_id(r.get("id"))}
     n = 0
     for r in rows:
-        if not r.get("id"):
+        if _no_id(r.get("id")):
             while f"q{n:03d}" in used:
                 n += 1
             r["id"] = f"q{n:03d}"

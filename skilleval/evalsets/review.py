@@ -25,6 +25,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from skilleval.atomic import write_text_atomic
 from skilleval.browser import open_page
 from skilleval.domain import Skill
 from skilleval.errors import SkillevalError, UserError
@@ -62,15 +63,15 @@ class ReviewState:
         return rows
 
     def save(self, rows: Any) -> dict[str, Any]:
-        clean = validate_rows(rows, where="edited set")
+        # the page sends every row, blank ones too, so a message's "row #N" is the row it shows
+        clean = validate_rows(rows, where="edited set", skip_blank=True)
         if not clean:
             raise UserError("edited set: no queries left; an eval set needs at least one")
         with self.lock:
             name = self.skill.name if self.skill else self.save_path.stem
             saved = backup(self.save_path, name, self.backup_dir)
-            if self.save_path.suffix == ".jsonl":
-                self.save_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in clean),
-                                          encoding="utf-8")
+            if self.save_path.suffix == ".jsonl":  # atomically too: a crash never leaves half a set
+                write_text_atomic(self.save_path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in clean))
             else:
                 write_rows(self.save_path, clean)
             self.set_path = self.save_path

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from skilleval.textfiles import shown_name
 
@@ -92,6 +92,8 @@ def describe(path: Path, rel: str, *, url: str | None, inline_binary: bool) -> d
     ext = path.suffix.lower()
     size = path.stat().st_size
     d: dict[str, Any] = {"name": shown_name(rel), "size": size, "url": url, "kind": "binary"}
+    if inline_binary:  # a static report links no file: a cut one says where the whole file is
+        d["full_path"] = str(path)
     try:
         if ext in IMAGES:
             d.update(kind="image", mime=IMAGES[ext])
@@ -112,7 +114,7 @@ def describe(path: Path, rel: str, *, url: str | None, inline_binary: bool) -> d
         text = text[:TEXT_MAX]
         d.update(encoding=enc, truncated=truncated)
         if ext in (".csv", ".tsv"):
-            return {**d, **_table(text, "\t" if ext == ".tsv" else ",")}
+            return {**d, **_table(text, "\t" if ext == ".tsv" else ",", cut=truncated)}
         if ext == ".json":
             try:
                 return {**d, "kind": "json", "text": json.dumps(json.loads(text), indent=2, ensure_ascii=False)}
@@ -124,20 +126,50 @@ def describe(path: Path, rel: str, *, url: str | None, inline_binary: bool) -> d
         return {**d, "kind": "error", "text": f"cannot read: {exc}"}
 
 
-def _table(text: str, delim: str) -> dict[str, Any]:
-    rows, more, wide = [], False, 0
+def _table(text: str, delim: str, *, cut: bool = False) -> dict[str, Any]:
+    """Rows of a CSV/TSV text. `cut`: the text cap cut the file, so its last record may be a
+    fragment (a number cut in half would read as a whole value): it is left out, and the page
+    says rows are missing."""
+    if cut:
+        text = text[: text.rfind("\n") + 1]  # whole lines only
+    lines = io.StringIO(text).readlines()
+    taken = 0  # lines the reader has taken so far
+
+    def feed() -> Iterator[str]:
+        nonlocal taken
+        for line in lines:
+            taken += 1
+            yield line
+    rows, more, wide, last_start = [], False, 0, 0
     try:
-        for i, row in enumerate(csv.reader(io.StringIO(text), delimiter=delim)):
-            if i >= TABLE_ROWS:
+        reader = csv.reader(feed(), delimiter=delim)
+        while True:
+            start = taken
+            row = next(reader, None)
+            if row is None:
+                break
+            if len(rows) >= TABLE_ROWS:
                 more = True
                 break
+            last_start = start
             wide = max(wide, len(row))
             rows.append(row[:TABLE_COLS])
     except csv.Error as exc:
         return {"kind": "text", "text": text, "note": f"not a valid table: {exc}"}
+    if cut and rows and not more and _open_quote("".join(lines[last_start:]), delim):
+        rows.pop()  # the cap fell inside a quoted cell that spans lines
     # what the inline table leaves out is said on the page (download for the rest)
-    return {"kind": "table", "rows": rows, "text": text, "more_rows": more,
+    return {"kind": "table", "rows": rows, "text": text, "more_rows": more or cut,
             "more_cols": max(0, wide - TABLE_COLS)}
+
+
+def _open_quote(record: str, delim: str) -> bool:
+    """True when `record` (one record's lines) ends inside a quoted cell."""
+    try:
+        list(csv.reader(io.StringIO(record), delimiter=delim, strict=True))
+    except csv.Error:
+        return True
+    return False
 
 
 def _xlsx(path: Path) -> dict[str, Any]:

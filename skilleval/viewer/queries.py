@@ -94,9 +94,13 @@ class Queries:
             return {"rows": [], "total": 0, "offset": offset, "limit": limit, "experiments": []}
         where, params = ["TRUE"], []
         if q:
-            where.append("(run_id ILIKE ? OR skill ILIKE ? OR experiment ILIKE ? OR model ILIKE ? "
-                         "OR backend ILIKE ? OR array_to_string(overrides, ' ') ILIKE ?)")
-            params += [f"%{q}%"] * 6
+            # the text is matched literally, as the static report's filter does: '%' and '_'
+            # typed in the box are not LIKE wildcards ('%' listed every run)
+            like = "ILIKE ? ESCAPE '\\'"
+            where.append(f"(run_id {like} OR skill {like} OR experiment {like} OR model {like} "
+                         f"OR backend {like} OR array_to_string(overrides, ' ') {like})")
+            literal = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            params += [f"%{literal}%"] * 6
         for col, val in (("experiment", experiment), ("sweep_id", sweep)):
             if val:
                 where.append(f"{col} = ?")

@@ -2,14 +2,15 @@
 
 The report embeds exactly the API answers the live viewer would fetch for that run (keyed by
 path), so both show the same pages from the same code. Output files are embedded (images and
-other binaries as data: URIs up to a cap); the file is written to a temporary name and renamed.
+other binaries as data: URIs up to a cap); the file is written to a temporary name and renamed
+(`atomic.write_text_atomic`).
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
+from skilleval.atomic import write_text_atomic
 from skilleval.errors import UserError
 from skilleval.store.catalog import Store
 from skilleval.viewer.api import Api
@@ -65,8 +66,9 @@ def write_report(store: Store, which: str, out: Path) -> Path:
     out = out.expanduser()
     if out.is_dir():
         raise UserError(f"-o {out}: is a folder; give a file name such as report.html")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    tmp.write_text(html, encoding="utf-8")
-    os.replace(tmp, out)
+    try:  # a parent that is a file, a read-only or missing place: one line, not a traceback
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(out, html)
+    except OSError as exc:
+        raise UserError(f"-o {out}: cannot write the report: {exc.strerror or exc}") from None
     return out.resolve()

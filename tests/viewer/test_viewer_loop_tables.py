@@ -42,7 +42,10 @@ def test_the_page_says_what_it_cut(skilleval_cli, tmp_path: Path, page) -> None:
     skilleval_cli.run("import", str(tmp_path / "ws"), check=0)
     pg = open_latest_report(page, skilleval_cli, tmp_path / "r.html", link="outputs", wait_text="sheet: s0")
     notes = pg.locator("main .truncated").all_inner_texts()
-    assert "(10 more column(s) not shown: download the file for all of it)" in notes
-    assert "(the first 500 rows only: download the file for all of it)" in notes
-    assert "(2 more sheet(s) not shown: download the file)" in notes
+    # a static report embeds no text file: the note says where the whole file is, not "download"
+    assert any(n.startswith("(10 more column(s) not shown: the whole file is in the run's output folder: ")
+               and n.endswith("wide.csv)") for n in notes), notes
+    folder = "the whole file is in the run's output folder: "
+    assert any(n.startswith(f"(the first 500 rows only: {folder}") and n.endswith("book.xlsx)") for n in notes), notes
+    assert any(n.startswith(f"(2 more sheet(s) not shown: {folder}") and n.endswith("book.xlsx)") for n in notes), notes
     assert page.errors == []

@@ -73,7 +73,9 @@
 
   document.getElementById("save").addEventListener("click", async () => {
     status.className = ""; status.textContent = "saving…";
-    const payload = rows.filter((r) => r.query.trim() !== "");
+    // every row, blank ones too: the server leaves blank rows out, and its messages then
+    // name rows by the numbers shown here (filtering first shifted them)
+    const payload = rows;
     try {
       const resp = await fetch("/api/save", {
         method: "POST",

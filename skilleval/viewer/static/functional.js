@@ -28,12 +28,24 @@
     return out;
   }
 
-  function tableOf(rows, more, moreCols) {
-    if (!rows.length) return h("p", { class: "muted" }, "(empty table)");
-    const t = SE.table(rows[0], "grid data");
-    for (const r of rows.slice(1)) t.tbody.append(h("tr", {}, r.map((c) => h("td", { dir: "auto" }, c))));
+  /* Where the rest of a cut file is: the live viewer links the file; a static report embeds
+   * only binaries, so for a cut text file it names the file in the run's output folder. */
+  function rest(f) {
+    if (f.url || f.data_uri) return "download the file for all of it";
+    return f.full_path ? `the whole file is in the run's output folder: ${f.full_path}` : "the whole file is in the run's output folder";
+  }
+
+  /* A cell with a long unbroken token (a path, a hash, a hostile 5,000-character word) may
+   * break anywhere; the others break only between words, so numbers stay whole (app.css). */
+  const LONG_TOKEN = /\S{30}/;
+
+  function tableOf(rows, more, moreCols, f) {
     const cut = [more ? `the first ${rows.length} rows only` : "", moreCols ? `${moreCols} more column(s) not shown` : ""].filter(Boolean);
-    return h("div", { class: "scroll" }, t, cut.length ? h("p", { class: "muted truncated" }, `(${cut.join("; ")}: download the file for all of it)`) : "");
+    const note = cut.length ? h("p", { class: "muted truncated" }, `(${cut.join("; ")}: ${rest(f)})`) : "";
+    if (!rows.length) return h("div", {}, h("p", { class: "muted" }, "(empty table)"), note);
+    const t = SE.table(rows[0], "grid data");
+    for (const r of rows.slice(1)) t.tbody.append(h("tr", {}, r.map((c) => h("td", { dir: "auto", class: LONG_TOKEN.test(c) ? "long" : null }, c))));
+    return h("div", { class: "scroll" }, t, note);
   }
 
   function download(f) {
@@ -43,14 +55,15 @@
 
   SE.file = function (f) {
     let view;
-    if (f.kind === "table") view = tableOf(f.rows, f.more_rows, f.more_cols);
-    else if (f.kind === "sheets") view = h("div", {}, f.sheets.map((s) => h("div", {}, h("div", { class: "muted" }, "sheet: ", s.name), tableOf(s.rows, s.more_rows, s.more_cols))),
-      f.more_sheets ? h("p", { class: "muted truncated" }, `(${f.more_sheets} more sheet(s) not shown: download the file)`) : "");
+    if (f.kind === "table") view = tableOf(f.rows, f.more_rows, f.more_cols, f);
+    else if (f.kind === "sheets") view = h("div", {}, f.sheets.map((s) => h("div", {}, h("div", { class: "muted" }, "sheet: ", s.name), tableOf(s.rows, s.more_rows, s.more_cols, f))),
+      f.more_sheets ? h("p", { class: "muted truncated" }, `(${f.more_sheets} more sheet(s) not shown: ${rest(f)})`) : "");
     else if (f.kind === "markdown") view = markdown(f.text);
     else if (f.kind === "image") view = (f.data_uri || f.url) ? h("img", { src: f.data_uri || f.url, alt: f.name, class: "output" }) : h("p", { class: "muted" }, "(image too large to embed)");
     else if (f.kind === "pdf") view = f.preview_uri ? h("img", { src: f.preview_uri, alt: "first page of " + f.name, class: "output" }) : h("p", { class: "muted" }, f.note || "PDF");
     else if (f.kind === "binary") view = h("p", { class: "muted" }, f.note || `binary file, ${f.size} bytes`);
     else view = h("pre", { class: f.kind === "error" ? "error" : "text", dir: "auto" }, f.text || "");
+    if (f.truncated && f.kind !== "table") view = h("div", {}, view, h("p", { class: "muted truncated" }, `(the beginning of the file only: ${rest(f)})`));
     return h("div", { class: "file" }, h("div", { class: "fname" }, h("span", { dir: "auto" }, f.name), " ",
       h("span", { class: "muted" }, `${f.size} bytes`, f.encoding && f.encoding !== "utf-8" ? ` · ${f.encoding}` : "", f.truncated ? " · truncated" : ""), " ", download(f)), view);
   };
