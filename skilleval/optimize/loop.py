@@ -30,7 +30,7 @@ from skilleval.optimize.inputs import check_opt_inputs, opt_inputs
 from skilleval.optimize.plan import OptimizeSettings, make_plan, screening
 from skilleval.optimize.proposal_checks import ask_proposer, usable
 from skilleval.optimize.proposers import Attempt, ProposalRequest, QueryScore
-from skilleval.optimize.selection import QueryOutcome, compare, outcomes, passed, rank_key, reconsider
+from skilleval.optimize.selection import QueryOutcome, compare, outcomes, passed, rank_key, reconsider, score_text
 from skilleval.optimize.split_checks import Split, split_cases  # Split re-exported there
 from skilleval.optimize.state import Entry, LoopState, StateStore, run_key
 from skilleval.trigger.policies import max_runs
@@ -283,9 +283,9 @@ class Optimizer:
 
     def _print_entry(self, e: Entry, state: LoopState) -> None:
         star = "★" if state.best is e else " "
-        val = f" val {passed(e.validation)}/{len(e.validation)}" if e.validation else ""
+        val = f" val {score_text(e.validation)}" if e.validation else ""  # errors: not fails
         self.console.print(f"{star} it {e.iteration} c{e.candidate}: train "
-                           f"{passed(e.train)}/{len(e.train)}{val}  {e.decision}  "
+                           f"{score_text(e.train)}{val}  {e.decision}  "
                            f"[dim]{safe(e.description[:90])}{'…' if len(e.description) > 90 else ''}[/dim]")
 
     async def final_test(self, state: LoopState) -> dict[str, list[QueryResult]]:

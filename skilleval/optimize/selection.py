@@ -82,6 +82,20 @@ def passed(outcomes: Sequence[QueryOutcome]) -> int:
     return sum(o.passed for o in outcomes)
 
 
+def pass_share(outcomes: Sequence[QueryOutcome]) -> float:
+    """Passed over the queries with a verdict: an insufficient query (errors, timeouts) is
+    neither a pass nor a fail, so it must not rank a description lower."""
+    measured = [o for o in outcomes if not o.insufficient]
+    return sum(o.passed for o in measured) / len(measured) if measured else 0.0
+
+
+def score_text(outcomes: Sequence[QueryOutcome]) -> str:
+    """'7/9 (1 insufficient)': passed over the queries with a verdict, and the rest said."""
+    missing = sum(o.insufficient for o in outcomes)
+    text = f"{passed(outcomes)}/{len(outcomes) - missing}"
+    return text + (f" ({missing} insufficient)" if missing else "")
+
+
 def run_accuracy(outcomes: Sequence[QueryOutcome]) -> float | None:
     """Share of valid runs that went the right way (TP + TN over runs)."""
     n = sum(o.runs for o in outcomes)
@@ -94,7 +108,7 @@ def run_accuracy(outcomes: Sequence[QueryOutcome]) -> float | None:
 def rank_key(train: Sequence[QueryOutcome], validation: Sequence[QueryOutcome],
              description: str) -> tuple:
     """Sort key, smaller is better."""
-    return (-passed(validation), -(run_accuracy(validation) or 0.0), -passed(train),
+    return (-pass_share(validation), -(run_accuracy(validation) or 0.0), -pass_share(train),
             -(run_accuracy(train) or 0.0), len(description))
 
 
