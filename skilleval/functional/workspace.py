@@ -62,9 +62,11 @@ def grading_json(rec: RunRecord) -> dict[str, Any]:
         "summary": {"passed": passed, "failed": failed, "total": total,
                     "pass_rate": round(passed / total, 4) if total else None, "judge_errors": errors},
         "execution_metrics": metrics_json(rec),
+        # No total_duration_seconds here: skill-creator's aggregator reads timing.json (time
+        # *and* tokens) only when this one is missing or 0, and otherwise reports the outputs'
+        # characters as tokens (it turned a +2354-token delta into -47). timing.json has both.
         "timing": {"executor_duration_seconds": round(res.duration_s, 3),
-                   "grader_duration_seconds": round(rec.grader_seconds, 3),
-                   "total_duration_seconds": round(res.duration_s, 3)},
+                   "grader_duration_seconds": round(rec.grader_seconds, 3)},
         "claims": rec.claims,
         "user_notes_summary": rec.user_notes or {"uncertainties": [], "needs_review": [], "workarounds": []},
         "eval_feedback": rec.eval_feedback or {"suggestions": [], "overall": "No suggestions"},

@@ -7,6 +7,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -23,3 +25,33 @@ def test_no_expectation_anywhere_exits_3_and_says_so(skilleval_cli, tmp_path: Pa
     bench = [p for p in skilleval_cli.outputs.rglob("benchmark.json") if "workspace" not in p.parts]
     assert json.loads(bench[0].read_text())["flags"]
     assert list(skilleval_cli.outputs.rglob("contacts_clean.csv"))  # there to look at
+
+
+def _skill_creator_reading(run: Path) -> tuple[float, float]:
+    """(time_seconds, tokens) of one run folder as skill-creator's aggregate_benchmark reads
+    them (reference skill-creator.md §7.2): grading.json's timing.total_duration_seconds;
+    only when that is 0 or missing, timing.json's total_duration_seconds and total_tokens;
+    tokens still 0 fall back to execution_metrics.output_chars."""
+    grading = json.loads((run / "grading.json").read_text())
+    seconds = (grading.get("timing") or {}).get("total_duration_seconds", 0.0)
+    tokens = 0
+    if seconds == 0.0 and (run / "timing.json").exists():
+        timing = json.loads((run / "timing.json").read_text())
+        seconds, tokens = timing.get("total_duration_seconds", 0.0), timing.get("total_tokens", 0)
+    if not tokens:
+        tokens = (grading.get("execution_metrics") or {}).get("output_chars", 0)
+    return seconds, tokens
+
+
+def test_skill_creators_aggregator_reads_our_tokens_and_time(skilleval_cli) -> None:  # noqa: ANN001
+    """It read the outputs' characters as tokens from our workspace: a +2354-token delta
+    became -47 (grading.json carried a duration, so timing.json was never opened)."""
+    skilleval_cli.run("+experiment=functional_eval", "functional.runs=2", "functional.only=[1]",
+                      "functional.analyze=false", "progress=false", check=0)
+    [it] = list(skilleval_cli.outputs.rglob("iteration-1"))
+    bench = json.loads((it / "benchmark.json").read_text())
+    ours = {(r["configuration"], r["run_number"]): (r["result"]["time_seconds"], r["result"]["tokens"])
+            for r in bench["runs"]}
+    theirs = {(run.parent.name, int(run.name.split("-")[1])): _skill_creator_reading(run)
+              for run in it.glob("eval-*/*/run-*")}
+    assert theirs and theirs == {k: (pytest.approx(v[0], abs=1e-3), v[1]) for k, v in ours.items()}

@@ -39,14 +39,19 @@ def test_ctrl_c_during_sql_exits_130_with_one_line(skilleval_cli) -> None:  # no
     proc = start_interruptible([sys.executable, "-m", "skilleval.cli", "sql", LONG_QUERY],
                                cwd=skilleval_cli.cwd, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    # the interpreter and the store's views take about 1 s of CPU; the query then burns CPU
-    # until stopped: wait for CPU time, not wall time (a loaded machine starts slowly)
-    deadline = time.monotonic() + 60
-    while psutil.Process(proc.pid).cpu_times().user < 3.0:
-        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr
-        time.sleep(0.1)
-    os.kill(proc.pid, signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    try:
+        # the interpreter and the store's views take about 1 s of CPU; the query then burns
+        # CPU until stopped: wait for CPU time, not wall time (a loaded machine starts slowly)
+        deadline = time.monotonic() + 60
+        while psutil.Process(proc.pid).cpu_times().user < 3.0:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr
+            time.sleep(0.1)
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # never leave a query burning the CPUs after a failure
+            proc.kill()
+            proc.wait()
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert [ln for ln in err.splitlines() if ln.strip()] == [
