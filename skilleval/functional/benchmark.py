@@ -244,14 +244,20 @@ def render_md(bench: dict[str, Any]) -> str:
     lines.append(f"| Valid runs (errors, timeouts) | {errs[p]['valid']} ({errs[p]['error']}, {errs[p]['timeout']}) | "
                  f"{errs[b]['valid']} ({errs[b]['error']}, {errs[b]['timeout']}) | |")
     pv = ds["pass_rate"]["p_value"]
-    pr = lambda st: "n/a" if st["mean"] is None else f"{st['mean'] * 100:.0f}% ± {st['stddev'] * 100:.0f}%"  # noqa: E731
+    def pr(st: dict[str, Any], n: int | None = None) -> str:
+        if st["mean"] is None:
+            return "n/a"
+        if n == 1:  # one run has no spread: "± 0%" read as perfectly consistent
+            return f"{st['mean'] * 100:.0f}% (1 run)"
+        return f"{st['mean'] * 100:.0f}% ± {st['stddev'] * 100:.0f}%"
     lines += ["", f"Means and Delta ({p} minus {b}, by role) weigh each of the "
                   f"{ds['pass_rate']['n_evals']} evals both arms measured the same; the interval is "
                   f"about that same Delta: {int(ds['confidence'] * 100)}% bootstrap clustered by eval; "
                   f"permutation p (stratified by eval) = {'n/a' if pv is None else f'{pv:.3g}'}. "
                   "Errored and timed-out executions are in no number.", "",
-              f"Pooled over all valid runs (skill-creator's `run_summary`): {p} {pr(s[p]['pass_rate'])}, "
-              f"{b} {pr(s[b]['pass_rate'])}.", "", "## Per eval", "",
+              f"Pooled over all valid runs (skill-creator's `run_summary`): {p} "
+              f"{pr(s[p]['pass_rate'], errs[p]['valid'])}, {b} {pr(s[b]['pass_rate'], errs[b]['valid'])}.",
+              "", "## Per eval", "",
               f"| Eval | {label[p]} | {label[b]} | Delta |", "|------|------|------|------|"]
 
     def cell(row_: dict[str, Any], c: str) -> str:
@@ -259,7 +265,7 @@ def render_md(bench: dict[str, Any]) -> str:
         err = f" ({a['errors']} errored or timed out)" if a.get("errors") else ""
         if a.get("insufficient"):
             return f"insufficient: {a.get('valid', 0)} valid{err}"
-        return pr(a["pass_rate"]) + err
+        return pr(a["pass_rate"], a.get("valid")) + err
     for r in bench["per_eval"]:
         lines.append(f"| {md_text(r['eval_name'])} | {cell(r, p)} | {cell(r, b)} | "
                      f"{_fmt(r['delta_pass_rate'], '{:+.2f}')} |")

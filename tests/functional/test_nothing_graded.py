@@ -55,3 +55,18 @@ def test_skill_creators_aggregator_reads_our_tokens_and_time(skilleval_cli) -> N
     theirs = {(run.parent.name, int(run.name.split("-")[1])): _skill_creator_reading(run)
               for run in it.glob("eval-*/*/run-*")}
     assert theirs and theirs == {k: (pytest.approx(v[0], abs=1e-3), v[1]) for k, v in ours.items()}
+
+
+def test_one_run_shows_no_spread_in_benchmark_md() -> None:
+    """'64% ± 0%' for an eval with one valid run read as perfect consistency."""
+    from skilleval.functional.benchmark import build_benchmark, render_md
+
+    def run(e: str, c: str, n: int, rate: float) -> dict:
+        return {"eval_id": e, "eval_name": e, "configuration": c, "run_number": n, "status": "ok",
+                "result": {"pass_rate": rate, "time_seconds": 1.0, "tokens": 1}, "expectations": []}
+    md = render_md(build_benchmark([run("a", "with_skill", 1, 0.5), run("a", "without_skill", 1, 0.25),
+                                    run("a", "without_skill", 2, 0.25)], {}, "with_skill",
+                                   "without_skill", n_boot=10))
+    row = next(ln for ln in md.splitlines() if ln.startswith("| a |"))
+    assert "50% (1 run)" in row and "25% ± 0%" in row, row
+    assert "with_skill 50% (1 run)" in md
