@@ -117,8 +117,10 @@ def trigger_md(job: "JobContext", report: Any, max_rows: int) -> str:
         lines += [f"**{s.failed} failed, {s.insufficient} without a verdict**", "",
                   "| verdict | expected | rate | query |", "|---|---|---|---|"]
         for q in bad[:max_rows]:
+            spent = ", ".join(f"{n} {what}" for n, what in ((q.errors, "err"), (q.timeouts, "t/o")) if n)
             lines.append(f"| {q.verdict} | {'trigger' if q.case.should_trigger else 'quiet'} | "
-                         f"{q.triggers}/{q.valid_runs} | {md(q.case.query)} |")
+                         f"{q.triggers}/{q.valid_runs}{f' ({spent})' if spent else ''} | "
+                         f"{md(q.case.query)} |")
         if len(bad) > max_rows:
             lines.append(f"| … | | | {len(bad) - max_rows} more in junit.xml / results.json |")
     else:

@@ -121,6 +121,7 @@ def run_attribute(job: "JobContext") -> int:
                                            "queries": int((~np.isnan(per_query[mask])).sum())}
         rows.append(row)
     ranked = sorted(rows, key=lambda r: -(r["shapley_recall"]["value"] or 0.0))
+    complete = ~np.isnan(np.vstack(list(rates.values()))).any(axis=0)
     out = {"skill": skill.name, "sentences": sentences, "method": "exact" if exact else "sampled",
            "permutations": None if exact else n_perms, "coalitions": len(rates),
            "runs": settings.runs, "confidence": conf,
@@ -130,9 +131,15 @@ def run_attribute(job: "JobContext") -> int:
            # what the effects are changes of, under the description as written: each query's
            # trigger rate over its valid trials, averaged over the queries of each kind (not a
            # recall of verdicts; this was written "recall_full" and "ftr_full" before)
+           # over the queries measured under every description, the ones the Shapley effects
+           # are over (a query an error left unmeasured under some description has no effect):
+           # a base over all queries was not the rate the effects change
            "full_description_mean_trigger_rate": {
-               "should_trigger": _mean(rates[full][positive]),
-               "should_not_trigger": _mean(rates[full][~positive])}}
+               "should_trigger": _mean(rates[full][positive & complete]),
+               "should_not_trigger": _mean(rates[full][~positive & complete]),
+               "queries": {"should_trigger": int((positive & complete).sum()),
+                           "should_not_trigger": int((~positive & complete).sum())},
+               "of": {"should_trigger": int(positive.sum()), "should_not_trigger": int((~positive).sum())}}}
     (job.output_dir / "results.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     # the viewer's Attribution page and the Runs page's headline read the table from the run
     # row, as the Routing page reads its matrix (a few sentences: small)
@@ -151,9 +158,13 @@ def run_attribute(job: "JobContext") -> int:
                       _fmt(r["loo_false_trigger_rate"], neg=True))
     job.out.print(table)
     base = out["full_description_mean_trigger_rate"]
+    def over(kind: str) -> str:
+        n, of = base["queries"][kind], base["of"][kind]
+        return f"{n}" if n == of else f"{n} of {of}"
     job.out.print(f"full description: mean trigger rate {_rate(base['should_trigger'])} over "
-                  f"should-trigger queries, {_rate(base['should_not_trigger'])} over "
-                  f"should-not-trigger queries (the rates the effects above change)")
+                  f"{over('should_trigger')} should-trigger queries, {_rate(base['should_not_trigger'])} "
+                  f"over {over('should_not_trigger')} should-not-trigger queries (the rates the "
+                  "Shapley effects above change: the queries measured under every description)")
     job.out.print(f"trials: {errors['trials']}; errors {errors['errors']}, timeouts "
                   f"{errors['timeouts']} (left out of every rate, never a 'no'; a query whose "
                   f"trials all errored for a description it needs is left out of that effect)")

@@ -181,8 +181,10 @@ def metrics(t: RoutingTally, confidence: float) -> dict[str, Any]:
             "precision": est([(c.get(s, 0) if e == s else 0, c.get(s, 0)) for e, c in cases])}
     rows = list(t.skills) + [NONE]
     errors = sum(t.cell(e, ERROR) for e in rows)
+    # a query whose every trial errored has no valid trial: out of every rate, and said
+    unmeasured = [cid for cid, (_, c) in t.per_case.items() if not valid(c)]
     return {"per_skill": per_skill, "accuracy": est([(c.get(e, 0), valid(c)) for e, c in cases]),
-            "errors": errors, "unit": "trials (intervals over queries)",
+            "errors": errors, "unmeasured_queries": unmeasured, "unit": "trials (intervals over queries)",
             "interval": "wilson on the effective sample size of queries (design effect)",
             "columns": rows + [OTHER, ERROR],
             "matrix": {e: {c: t.cell(e, c) for c in rows + [OTHER, ERROR]} for e in rows}}
@@ -248,6 +250,13 @@ def run_routing(job: "JobContext") -> int:
     print_tables(m, settings.confidence, job.out)
     job.out.print(f"routing accuracy: {fmt(m['accuracy'])}; errors/timeouts: {m['errors']} "
                   f"(not counted as none)")
+    if m["unmeasured_queries"]:
+        from skilleval.terminal import safe
+
+        job.out.print(f"{len(m['unmeasured_queries'])} of {len(cases)} queries had no "
+                      f"valid trial (every one errored or timed out) and are in no rate: "
+                      f"{safe(', '.join(map(str, m['unmeasured_queries'][:10])))}"
+                      + (" …" if len(m["unmeasured_queries"]) > 10 else ""))
     require_trustworthy(results, job.cfg.trigger.get("max_error_rate", 1.0), "routing figures")
     return 0
 

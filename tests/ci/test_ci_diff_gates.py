@@ -246,3 +246,19 @@ def test_gates_are_not_checked_on_a_budget_stopped_run(skilleval_cli) -> None:  
     r = skilleval_cli.run("+experiment=trigger_eval", "budget.max_calls=5",
                           "gate.min_recall=0.0", check=4)
     assert "gates not checked" in r.stderr and "gate passed" not in r.stdout
+
+
+def test_summary_md_shows_each_failed_querys_errors(skilleval_cli) -> None:  # noqa: ANN001
+    """Its failed-query table showed '0/1' where the console showed '0/1 (1 err, 1 t/o)':
+    a query's errors are never hidden in a rate."""
+    skilleval_cli.run("+experiment=trigger_eval", "backend.error_rate=0.3", "backend.timeout_rate=0.1",
+                      "backend.max_retries=0", "reporter=[json,markdown]", "trigger.policy=fixed",
+                      "trigger.max_error_rate=0.9", check=0)
+    [res] = skilleval_cli.results()
+    rows = json.loads(res.read_text())["results"]
+    md = res.with_name("summary.md").read_text()
+    shown = [r for r in rows if not r["pass"] and (r.get("errors") or r.get("timeouts"))]
+    assert shown, "the faults must hit a query that did not pass"
+    for r in shown:
+        parts = [f"{r['errors']} err" if r.get("errors") else "", f"{r['timeouts']} t/o" if r.get("timeouts") else ""]
+        assert f"({', '.join(p for p in parts if p)})" in md, (r, md)

@@ -139,3 +139,16 @@ def test_a_routing_sweep_table_shows_each_jobs_routing_accuracy(skilleval_cli) -
     assert len(rows) == 2
     for row, a in zip(rows, accs):
         assert f"{a['value']:.0%} [{a['low']:.0%}–{a['high']:.0%}]" in row, row
+
+
+def test_a_query_with_no_valid_trial_is_named_not_silently_dropped(skilleval_cli) -> None:  # noqa: ANN001
+    """A query whose every trial errored left the accuracy interval's clusters without a word."""
+    r = skilleval_cli.run("+experiment=routing", "skills=bundled", "cases=${example:routing}/cases.json",
+                          "backend.error_rate=0.5", "backend.max_retries=0", "trigger.max_error_rate=0.9",
+                          "progress=false", check=0)
+    [res] = skilleval_cli.results()
+    unmeasured = json.loads(res.read_text())["unmeasured_queries"]
+    assert unmeasured, "the faults must leave a query with no valid trial"
+    line = " ".join(r.stdout.split())
+    assert f"{len(unmeasured)} of 10 queries had no valid trial" in line
+    assert all(q in line for q in unmeasured)

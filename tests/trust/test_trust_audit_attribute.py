@@ -97,10 +97,19 @@ def test_attribute_figures_match_a_brute_force_from_the_trial_rows(skilleval_cli
     # held the first of them and read as a recall of verdicts)
     assert "recall_full" not in res and "ftr_full" not in res
     base = res["full_description_mean_trigger_rate"]
-    assert base["should_trigger"] == pytest.approx(np.nanmean(table[full][positive]))
-    assert base["should_not_trigger"] == pytest.approx(np.nanmean(table[full][~positive]))
-    assert (f"full description: mean trigger rate {base['should_trigger']:.2f} over should-trigger "
-            f"queries, {base['should_not_trigger']:.2f} over should-not-trigger queries") in out.stdout
+    # over the queries measured under every description: the ones the Shapley effects are over
+    # (it was over all queries, so the effects did not sum to a change of the printed rate)
+    complete = ~np.isnan(np.vstack(list(table.values()))).any(axis=0)
+    assert base["should_trigger"] == pytest.approx(np.nanmean(table[full][positive & complete]))
+    assert base["should_not_trigger"] == pytest.approx(np.nanmean(table[full][~positive & complete]))
+    assert base["queries"] == {"should_trigger": int((positive & complete).sum()),
+                               "should_not_trigger": int((~positive & complete).sum())}
+    neg = ~positive & complete
+    assert sum(float(np.mean(shap[i][neg])) for i in range(n)) == pytest.approx(
+        float(np.mean((table[full] - table[empty])[neg])))
+    text = " ".join(out.stdout.split())
+    assert f"full description: mean trigger rate {base['should_trigger']:.2f} over " in text, text
+    assert "the queries measured under every description" in text
     assert "recall: mean trigger rate over should-trigger queries" in " ".join(out.stdout.split())
 
 

@@ -44,7 +44,8 @@
             : `Shapley sampled from ${a.permutations} permutations (${a.coalitions} descriptions)`)),
         h("div", { class: "card" }, h("div", { class: "label" }, "full description: mean trigger rate"),
           h("div", { class: "big" }, SE.pct(base.should_trigger)),
-          h("div", { class: "muted" }, `should-trigger queries; ${SE.pct(base.should_not_trigger)} on should-not-trigger ones · ${a.runs} runs per query`)),
+          h("div", { class: "muted" }, `should-trigger queries; ${SE.pct(base.should_not_trigger)} on should-not-trigger ones · ${a.runs} runs per query`
+            + (base.queries ? ` · over the ${base.queries.should_trigger} + ${base.queries.should_not_trigger} queries measured under every description` : ""))),
         h("div", { class: "card" }, h("div", { class: "label" }, "errors / timeouts"), h("div", { class: "big" + (errors ? " errors" : "") }, String(errors)),
           h("div", { class: "muted" }, "left out of every rate, never a “no”"))),
       h("h2", {}, "What each sentence does"),
