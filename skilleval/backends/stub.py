@@ -164,6 +164,15 @@ class StubBackend(BaseBackend):
 
         self.calls += 1
         await self._latency(request.key)
+        if self._faulty:  # the same fault knobs as trials, drawn per execution key and attempt
+            from skilleval.execution import ExecutionResult
+
+            fault = self._fault_draw(request.key, "fault")
+            self._attempts[request.key] += 1
+            if fault < self.params.error_rate:
+                return ExecutionResult(request.key, status="error", error="simulated backend error")
+            if fault < self.params.error_rate + self.params.timeout_rate:
+                return ExecutionResult(request.key, status="timeout", error="simulated timeout")
         return simulate_execution(request, self)
 
 

@@ -70,3 +70,13 @@ def test_one_run_shows_no_spread_in_benchmark_md() -> None:
     row = next(ln for ln in md.splitlines() if ln.startswith("| a |"))
     assert "50% (1 run)" in row and "25% ± 0%" in row, row
     assert "with_skill 50% (1 run)" in md
+
+
+def test_the_stubs_fault_knobs_reach_functional_executions(skilleval_cli) -> None:  # noqa: ANN001
+    """backend.error_rate / timeout_rate did nothing in a functional eval on the stub (the
+    module says it injects faults to exercise the error paths): 'errored / timed out 0 / 0'."""
+    skilleval_cli.run("+experiment=functional_eval", "backend.error_rate=0.3", "backend.timeout_rate=0.1",
+                      "functional.analyze=false", "progress=false", check=0)
+    bench = [p for p in skilleval_cli.outputs.rglob("benchmark.json") if "workspace" not in p.parts]
+    errs = json.loads(bench[0].read_text())["execution_errors"]
+    assert sum(e["error"] for e in errs.values()) > 0 and sum(e["timeout"] for e in errs.values()) > 0, errs
