@@ -254,6 +254,28 @@ def main(argv: list[str] | None = None) -> None:
         _interrupted()
 
 
+#: Hydra's own command-line flags (hydra._internal.utils.get_args_parser)
+_HYDRA_FLAGS = ("--cfg", "--config-dir", "--config-name", "--config-path", "--experimental-rerun",
+                "--help", "--hydra-help", "--info", "--multirun", "--package", "--resolve", "--run",
+                "--shell-completion", "--version")
+
+
+def _refuse_abbreviated_flags(args: list[str]) -> None:
+    """Hydra's argparse accepts any unambiguous prefix of its flags: `skilleval --versio`
+    printed Hydra's version ("Hydra 1.3.8") as if it were ours. A prefix is refused, naming
+    the flag it abbreviates."""
+    from skilleval.errors import UserError
+
+    for arg in args:
+        flag = arg.split("=", 1)[0]
+        if not flag.startswith("--") or flag in _HYDRA_FLAGS:
+            continue
+        whole = [f for f in _HYDRA_FLAGS if f.startswith(flag)]
+        if whole:
+            raise UserError(f"unknown option {visible_line(flag)}: did you mean {whole[0]}? "
+                            "(options are not abbreviated)")
+
+
 def _raised_by_hydra(exc: BaseException) -> bool:
     """True when the last frame of ours or a library's that raised `exc` is Hydra's (its own
     folder and config writing), not skilleval's."""
@@ -313,6 +335,7 @@ def _run_hydra(args: list[str]) -> int:
             print(f"skilleval: warning: {visible_line(clash)}; runs refuse to start until one is "
                   "removed", file=sys.stderr)
     check_overrides(args)
+    _refuse_abbreviated_flags(args)
     # Let configuration errors reach us (instead of Hydra printing a trace and exiting 1).
     os.environ["HYDRA_FULL_ERROR"] = "1"
     warnings.filterwarnings("ignore", message=r"provider=hydra\.searchpath in main, path=.* is not available")

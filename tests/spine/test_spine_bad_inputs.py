@@ -187,3 +187,11 @@ def test_an_output_folder_that_cannot_be_made_is_one_line(skilleval_cli, tmp_pat
         assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
         [line] = [ln for ln in r.stderr.splitlines() if ln.strip()]
         assert "cannot make the run's output folder" in line and str(a_file) in line, line
+
+
+def test_an_abbreviated_option_is_refused_not_taken_as_hydras(skilleval_cli) -> None:  # noqa: ANN001
+    """`--versio` printed Hydra's version (Hydra's argparse takes any unambiguous prefix)."""
+    r = skilleval_cli.run("--versio")
+    assert r.returncode == 2 and "Hydra" not in r.stdout, r.stdout
+    assert "did you mean --version?" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert skilleval_cli.run("--version", check=0).stdout.startswith("skilleval ")
