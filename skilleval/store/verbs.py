@@ -18,10 +18,12 @@ SUBCOMMANDS: dict[str, str] = {
 
 def store_main(argv: list[str]) -> int:
     names = ", ".join(sorted(SUBCOMMANDS))
-    if not argv or argv[0] in ("-h", "--help"):
+    if not argv:  # bad input: one line on stderr, as every other verb says it
+        raise UserError(f"skilleval store needs a subcommand: {names} (skilleval store --help)")
+    if argv[0] in ("-h", "--help"):
         print(f"usage: skilleval store {{{names}}} [--help]\n\nMaintenance of the result store; "
               "`skilleval store SUBCOMMAND --help` for each.")
-        return 0 if argv else 2
+        return 0
     target = SUBCOMMANDS.get(argv[0])
     if target is None:
         raise UserError(f"skilleval store: unknown subcommand {argv[0]!r}; valid: {names}")

@@ -149,3 +149,11 @@ def test_a_store_that_cannot_be_written_is_one_line(skilleval_cli):
     r = skilleval_cli.run("import", str(ws), "--store", "/proc/sys")
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert "/proc/sys" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_store_without_a_subcommand_says_so_on_stderr(skilleval_cli):
+    """It printed its usage on stdout, exit 2, and nothing on stderr."""
+    r = skilleval_cli.run("store")
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    assert r.stderr.strip().startswith("skilleval: error: skilleval store needs a subcommand")
+    assert skilleval_cli.run("store", "--help", check=0).stdout.startswith("usage: skilleval store")
