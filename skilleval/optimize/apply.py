@@ -67,7 +67,9 @@ def preflight(job: "JobContext", skill: Skill) -> None:
 def preflight_split(job: "JobContext", cases: Sequence[TriggerCase]) -> None:
     """Exit 2 before any call when the split has no test queries: `refusal` would keep SKILL.md
     after the whole paid loop (the best is only written once the held-out test has checked it)."""
-    split = job.build("splitter", job.cfg.splitter).split(cases)
+    from skilleval.optimize.split_checks import split_cases
+
+    split = split_cases(job, cases)  # checked as the loop checks it (a plugin's too)
     if not split.test:
         raise UserError(f"optimize.apply=true: splitter={job.cfg.splitter.get('name')} leaves no test "
                         "queries, and a description is written only after the held-out test has "

@@ -72,7 +72,7 @@ class Optimizer:
             from skilleval.optimize.attribution_feedback import AttributionFeedback, sentence_count
 
             if not getattr(self.proposer, "reads_attribution", False):
-                raise UserError(f"optimize.attribution=true: proposer={self.proposer.name} does "
+                raise UserError(f"optimize.attribution=true: proposer={self.job.cfg.proposer.get('name')} does "
                                 "not read the attribution table (use proposer=llm)")
             self.attribution = AttributionFeedback()
         self.plan = make_plan(self.split, max_runs(self.runner.settings), self.opt, self.proposer,
@@ -130,7 +130,7 @@ class Optimizer:
         self.console.print(
             f"[bold]trigger_opt[/bold] {safe(self.skill.name)}: split {self.splitter_name} "
             f"train {len(s.train)} / validation {len(s.validation)} / test {len(s.test)}; "
-            f"backend {safe(self.job.backend.name)}/{safe(self.job.backend.model)}, proposer {self.proposer.name}")
+            f"backend {safe(self.job.backend.name)}/{safe(self.job.backend.model)}, proposer {safe(str(self.job.cfg.proposer.get('name')))}")
         le, attr = ("≈", f", attribution ≈{len(s.train) * runs} per sentence + 1 of each new incumbent") if self.attribution else ("≤", "")
         self.console.print(
             f"plan: ≤{self.opt.max_iterations} iterations × {self.opt.candidates} candidates, "
