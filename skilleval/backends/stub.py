@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from skilleval.backends.api_listing import shown_listing
 from skilleval.backends.base import BaseBackend
-from skilleval.backends.params import StubParams
+from skilleval.backends.params import StubParams, check_bounds
 from skilleval.errors import UserError
 from skilleval.domain import Completion, ListedSkill, Outcome, Trial, TrialResult
 from skilleval.excerpt import make_excerpt
@@ -48,6 +48,8 @@ class StubBackend(BaseBackend):
             rate = getattr(params, key)
             if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
                 raise UserError(f"backend.{key} must be a share in [0, 1], got {rate!r}")
+        check_bounds("backend", params, {"latency_ms": 0, "latency_jitter_ms": 0, "max_retries": 0,
+                                         "retry_backoff_ms": 0})
         if params.error_rate + params.timeout_rate > 1:
             raise UserError(f"backend.error_rate + backend.timeout_rate must be at most 1, got "
                             f"{params.error_rate} + {params.timeout_rate}")

@@ -56,7 +56,8 @@ def _runs_of(config: Path) -> list[tuple[int, Path]]:
 def discover(root: Path) -> list[dict[str, Any]]:
     """Every run under a workspace: {iteration, eval_dir, config, run_number, run_dir}."""
     if not root.is_dir():
-        raise UserError(f"workspace not found: {root}")
+        raise UserError(f"{root} is a file, not a workspace folder (give the folder that holds "
+                        "iteration-N/ or eval-*/)" if root.is_file() else f"workspace not found: {root}")
     bases = [(None, root / "runs" if (root / "runs").is_dir() else root)]
     its = sorted((int(m.group(1)), p) for p in root.iterdir()
                  if p.is_dir() and (m := re.fullmatch(r"iteration-(\d+)", p.name)))

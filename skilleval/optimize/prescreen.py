@@ -40,7 +40,10 @@ class Prescreener:
         from skilleval.trigger.runner import TrialRunner
 
         name, keep, candidates = opt.opt.prescreen, opt.opt.prescreen_keep, opt.opt.candidates
-        backend = opt.job.build("backend", {"name": name})
+        try:
+            backend = opt.job.build("backend", {"name": name})
+        except UserError as exc:  # "unknown backend 'nope'" did not say which setting
+            raise UserError(f"optimize.prescreen={name}: {exc}") from None
         if getattr(backend, "needs_self_check", True):  # a real model, billed per call
             raise UserError(f"optimize.prescreen={name}: the prescreen must be a free local backend "
                             "(embed, stub): a real backend's calls would be in neither the plan nor "

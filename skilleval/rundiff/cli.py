@@ -38,9 +38,9 @@ def diff_main(argv: list[str]) -> int:
     from skilleval.rundiff.compare import diff
     from skilleval.rundiff.render import render
     from skilleval.rundiff.sources import LATEST, MEASURED, RunData, completed_runs, kind_of, load
-    from skilleval.store.catalog import Store, resolve_root
+    from skilleval.store.catalog import Store, named_root
 
-    store = Store(resolve_root(args.store))
+    store = Store(named_root(args.store))  # a --store that does not exist: "store not found"
     experiment = args.experiment
     if experiment is None and any(LATEST.match(x) for x in (args.a, args.b)):
         # latest~N counts runs of the newest comparable run's experiment: a functional run is

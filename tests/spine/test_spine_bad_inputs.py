@@ -195,3 +195,18 @@ def test_an_abbreviated_option_is_refused_not_taken_as_hydras(skilleval_cli) -> 
     assert r.returncode == 2 and "Hydra" not in r.stdout, r.stdout
     assert "did you mean --version?" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert skilleval_cli.run("--version", check=0).stdout.startswith("skilleval ")
+
+
+@pytest.mark.parametrize("args,words", [
+    (["+experiment=trigger_opt", "optimize.prescreen=nope"], "optimize.prescreen=nope: unknown backend"),
+    (["+experiment=trigger_eval", "backend.latency_ms=-5"], "backend.latency_ms must be at least 0"),
+    (["import", "SKILL_MD"], "is a file, not a workspace folder"),
+    (["diff", "latest~1", "latest", "--store", "/nonexistent-store"], "store not found"),
+])
+def test_review_findings_say_which_setting(args, words, skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """Each said too little: 'unknown backend' (which key?), a negative latency accepted,
+    'workspace not found' for a file that exists, '0 finished runs' for a store that is not."""
+    skill_md = tmp_path / "SKILL.md"
+    skill_md.write_text("---\nname: x\ndescription: y\n---\n")
+    r = skilleval_cli.run(*[str(skill_md) if a == "SKILL_MD" else a for a in args])
+    assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr, r.stderr
