@@ -359,7 +359,7 @@ def _run_hydra(args: list[str]) -> int:
         print(f"skilleval: config error: {visible_line(_one_line(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # after Hydra's: its MissingConfigException is an IOError
-        if not _raised_by_hydra(exc):
+        if exc.filename is None or not _raised_by_hydra(exc):  # a closed pipe has no file
             raise
         # Hydra makes the run's folder (hydra.run.dir / $SKILLEVAL_OUTPUTS) before our job
         # starts: a path that is a file, or a read-only one, is bad input, not a crash

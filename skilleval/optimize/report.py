@@ -185,7 +185,9 @@ def write_variants(path: Path, result: dict[str, Any]) -> None:
 
     table: dict[str, str] = {}
     for h in result["history"]:
-        name = "original" if h["iteration"] == 0 else f"it{h['iteration']}-c{h['candidate']}"
+        # "start", not "original": a sweep's "original" is SKILL.md's own wording (which
+        # optimize.apply may since have replaced), and a file may not redefine it
+        name = "start" if h["iteration"] == 0 else f"it{h['iteration']}-c{h['candidate']}"
         table[name] = h["description"]
     table["best"] = result["best_description"]
     path.write_text("# name -> description, written by trigger_opt (every candidate scored)\n"

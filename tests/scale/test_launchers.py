@@ -38,20 +38,24 @@ def test_submitit_local_sweep_runs_its_jobs_into_one_store_and_reports_their_cod
     (config checks come before the store is written), and its exit code reaches the CLI."""
     import hydra_plugins.hydra_submitit_launcher  # noqa: F401 - missing extra: fail, never skip
 
+    # a named baseline run is looked up when its job starts (that needs the store); a value
+    # out of range would be refused before any job (sweep_precheck)
     proc = skilleval_cli.run("-m", "hydra/launcher=submitit_local", "+experiment=trigger_eval",
                              "progress=false", "trigger.runs=1", "trigger.policy=fixed",
-                             "trigger.threshold=0.5,7", timeout=240)
+                             "gate.baseline=no-such-run,latest", "gate.max_regression=0.1", timeout=240)
     assert proc.returncode == 2, proc.stderr
     runs = _runs(skilleval_cli)
-    assert [(r["job_num"], r["status"]) for r in runs] == [(0, "done")]
+    assert [(r["job_num"], r["status"]) for r in runs] == [(1, "done")]
 
 
 def test_a_sweep_wide_error_in_worker_processes_is_printed_once_by_the_cli(skilleval_cli):
     """Jobs in joblib workers hand their error line to the CLI (a worker's stderr may be a log
     file elsewhere); the same line from every job is printed once, with the count."""
-    proc = skilleval_cli.run(*SWEEP, "trigger.runs=0", "trigger.threshold=0.3,0.5,0.7",
-                             timeout=240)
+    # an error each job finds when it starts (a baseline run looked up in the store); a bad
+    # value shared by every job is refused before the sweep starts (sweep_precheck)
+    proc = skilleval_cli.run(*SWEEP, "gate.baseline=no-such-run", "gate.max_regression=0.1",
+                             "trigger.threshold=0.3,0.5,0.7", timeout=240)
     assert proc.returncode == 2, proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("skilleval:")]
-    assert lines == ["skilleval: error: trigger.runs must be >= 1, got 0",
-                     "skilleval: the error above occurred in all 3 jobs (printed once)"], proc.stderr
+    assert len(lines) == 2 and lines[0].startswith("skilleval: error: gate.baseline=no-such-run: no run"), lines
+    assert lines[1] == "skilleval: the error above occurred in all 3 jobs (printed once)", proc.stderr

@@ -183,7 +183,7 @@ def test_trigger_opt_writes_variants_yaml_that_resweeps_from_the_cache(tmp_path,
 
     table = yaml.safe_load(vfile.read_text())
     [opt] = [json.loads(p.read_text()) for p in skilleval_cli.results()]
-    assert table["original"] == opt["original_description"]
+    assert table["start"] == opt["original_description"] and "original" not in table
     assert table["best"] == opt["best_description"]
     assert {h["description"] for h in opt["history"]} <= set(table.values())
     n = len(skilleval_cli.results())
