@@ -107,9 +107,9 @@ def test_attribute_figures_match_a_brute_force_from_the_trial_rows(skilleval_cli
     neg = ~positive & complete
     assert sum(float(np.mean(shap[i][neg])) for i in range(n)) == pytest.approx(
         float(np.mean((table[full] - table[empty])[neg])))
-    text = " ".join(out.stdout.split())
-    assert f"full description: mean trigger rate {base['should_trigger']:.2f} over " in text, text
-    assert "the queries measured under every description" in text
+    shown = " ".join(out.stdout.split())
+    assert f"full description: mean trigger rate {base['should_trigger']:.2f} over " in shown, shown
+    assert "the queries measured under every description" in shown
     assert "recall: mean trigger rate over should-trigger queries" in " ".join(out.stdout.split())
 
 
