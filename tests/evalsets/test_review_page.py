@@ -22,7 +22,6 @@ from skilleval.evalsets.offline import draft_offline
 from skilleval.skills import load_skill
 
 REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("SKILLEVAL_CHROMIUM", "/usr/bin/chromium")
 HOSTILE = '</script><img src=x onerror="window.__xss=1">'
 
 
@@ -55,21 +54,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser():  # noqa: ANN201
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).is_file():
-        pytest.fail(f"chromium not found at {CHROMIUM}: install Debian's chromium (the review page "
-                    "is tested in a real browser, not skipped)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
-        yield b
-        b.close()
 
 
 def values(page) -> list[tuple[str, bool]]:  # noqa: ANN001

@@ -20,7 +20,6 @@ from playwright.sync_api import expect
 
 from skilleval.datasets import load_trigger_cases
 
-CHROMIUM = os.environ.get("SKILLEVAL_CHROMIUM", "/usr/bin/chromium")
 LONG = "dedupe " + "x" * 5000  # longer than the old 4000-character save limit; trigger_eval runs it
 EXTRAS = [{"query": "dedupe my csv", "should_trigger": True, "id": 1, "tags": ["a"]},
           {"query": "what is the weather", "should_trigger": False, "weight": 0.5, "notes": None},
@@ -122,20 +121,6 @@ def test_errors_number_rows_as_the_page_does(serve) -> None:  # noqa: ANN001
     err = _save(url, data["token"], rows).json()["error"]
     assert "row #4" in err and "row #2" in err and "duplicate" in err, err
     assert path.read_bytes() == on_disk
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).is_file():
-        pytest.fail(f"chromium not found at {CHROMIUM}: install Debian's chromium")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
-        yield b
-        b.close()
 
 
 def test_page_error_names_the_row_numbers_shown_with_a_blank_row_above(serve, browser) -> None:  # noqa: ANN001
