@@ -54,6 +54,9 @@ def check_jobs(config: Any) -> None:
     if len(jobs) > MAX_JOBS:
         print(f"skilleval: checking the first {MAX_JOBS} of {len(jobs)} sweep jobs before the "
               "first starts; the others are checked when each starts", file=sys.stderr)
+    elif len(jobs) > 20:  # about 0.1 s a job: a long pause would otherwise say nothing
+        print(f"skilleval: checking {len(jobs)} sweep jobs before the first starts",
+              file=sys.stderr)
     failures: dict[str, list[int]] = {}  # message -> the jobs it is in, in job order
     backends: dict[str, str | None] = {}  # a backend config -> its problem (built once each)
     for num, overrides in enumerate(jobs[:MAX_JOBS]):
