@@ -26,6 +26,7 @@ from skilleval.backends.base import Backend
 from skilleval.budget import Budget
 from skilleval.config_checks import check_job_config, check_skill_folders, open_store_root
 from skilleval.interrupts import caused_by_interrupt
+from skilleval.plugin_identity import key_the_plugin
 from skilleval.checks import checked_number  # noqa: F401  (also imported from here)
 from skilleval.datasets import default_cases_path, load_trigger_cases
 from skilleval.domain import Skill, TriggerCase
@@ -193,8 +194,22 @@ class JobContext:
         return [self.build("reporter", node) for node in nodes.values()]
 
     def report(self, kind: str, payload: Any) -> None:
+        """Every reporter writes. One that raises (a plugin's bug, a full disk) is said in one
+        line and the others still write: it stopped the run with a traceback, before
+        results.json, with every trial measured. The job then exits 3 (a report is missing)."""
+        from skilleval.errors import SkillevalError
+        from skilleval.terminal import visible_line
+
         for reporter in self.reporters():
-            reporter.report(self, kind, payload)
+            try:
+                reporter.report(self, kind, payload)
+            except SkillevalError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - said, counted, the run goes on
+                name = getattr(reporter, "name", type(reporter).__name__)
+                line = f"reporter {name} failed: {type(exc).__name__}: {exc}"
+                self.summary.setdefault("reporter_errors", []).append(line)
+                print(f"skilleval: error: {visible_line(line)}", file=sys.stderr)
 
     @contextmanager
     def progress(self) -> Iterator[Any]:
@@ -294,6 +309,8 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         code = experiment(job)
         if code == 0 and gates.active:
             code = run_gates(job, gates)
+        if code == 0 and job.summary.get("reporter_errors"):  # measured, but a report is missing
+            code = HarnessError.exit_code
         status = {0: "done", 1: "gate_failed", 3: "harness_error"}.get(code, "failed")
         if budget.stopped and code in (0, 3, 4):  # never silent, whatever caught the stop
             code, status = _budget_stop(job, budget.stopped), "budget_stopped"
@@ -329,24 +346,6 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         job.close()
         pm.hook.on_job_end(event=JobEnd(run_id, job.experiment, status, output_dir, job.summary))
         FINISHED.append(JobOutcome(job_num, run_id, sweep_id, job.experiment, status, overrides, job.summary))
-
-
-def key_the_plugin(backend: Any, reg: Any) -> None:
-    """A plugin backend's identity names the plugin, its version and the name it is
-    registered under. The identity keys every cached trial and execution, and a plugin's own
-    ``identity()`` may not change when its behaviour does (a new release) or may be
-    ``BaseBackend``'s ``{"backend": "base", "model": "unknown"}`` for two different backends:
-    both reused each other's cached answers. Built-ins carry their harness versions."""
-    if reg.distribution == "skilleval":
-        return
-    own = backend.identity
-
-    def identity() -> dict[str, Any]:
-        return {**own(), "plugin": f"{reg.distribution}=={reg.version}", "registered_as": reg.name}
-    try:
-        backend.identity = identity
-    except AttributeError:  # a backend whose attributes are fixed (slots): keyed by its own
-        pass
 
 
 def check_inputs(job: JobContext, experiment: Any) -> None:

@@ -153,3 +153,26 @@ def test_a_new_plugin_release_does_not_reuse_the_old_releases_trials(plugin_site
     skilleval_cli.run(*args, env={"PYTHONPATH": str(newer)}, check=0)  # the same release: cached
     made = [json.loads(p.read_text())["calls"]["made"] for p in sorted(skilleval_cli.results())]
     assert made[0] == len(SMALL_CASES) and made[1] == len(SMALL_CASES) and made[2] == 0, made
+
+
+def test_a_reporter_that_raises_leaves_the_other_reports_and_exits_3(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """A plugin reporter that raised stopped the run with a traceback before results.json
+    was written, every trial measured, status 'failed'."""
+    site = tmp_path / "site"
+    (site / "boom").mkdir(parents=True)
+    (site / "boom" / "__init__.py").write_text(
+        "from skilleval import hookimpl\n"
+        "class Boom:\n"
+        "    name = 'boom'\n"
+        "    def __init__(self, params=None): pass\n"
+        "    def report(self, job, kind, payload): raise RuntimeError('disk full')\n"
+        "@hookimpl\ndef register_reporters(register):\n    register('boom', Boom, help='x')\n")
+    info = site / "boom-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: boom\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[skilleval]\nboom = boom\n")
+    r = skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=1", "progress=false",
+                          "reporter=[boom,json]", env={"PYTHONPATH": str(site)}, check=3)
+    assert "Traceback" not in r.stderr
+    assert "skilleval: error: reporter boom failed: RuntimeError: disk full" in r.stderr, r.stderr
+    assert skilleval_cli.results(), "the json reporter after it must still write"
