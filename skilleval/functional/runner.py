@@ -182,10 +182,13 @@ class FunctionalRunner:
     # -- grading -------------------------------------------------------------------------
 
     def _groups(self, case: TaskCase) -> list[tuple[Any, list[tuple[int, Expectation]]]]:
-        groups: dict[str, tuple[Any, list[tuple[int, Expectation]]]] = {}
+        # by judge instance, not name: the configured judge (judge.* params) and the same
+        # judge built with its defaults for a typed expectation share a name, and grouping by
+        # it graded both kinds with whichever came first
+        groups: dict[int, tuple[Any, list[tuple[int, Expectation]]]] = {}
         for i, e in enumerate(case.expectations):
             judge = self.main_judge if e.spec is None else self.judge_for_type(e.type)
-            groups.setdefault(judge.name, (judge, []))[1].append((i, e))
+            groups.setdefault(id(judge), (judge, []))[1].append((i, e))
         return list(groups.values())
 
     async def grade_all(self, plan: list[RunRecord], progress: Any = None) -> None:

@@ -124,3 +124,25 @@ def test_deterministic_is_an_attribute_not_a_class_name() -> None:
     assert builtin.deterministic is True
     out, _ = asyncio.run(runner._judge(builtin, rec, case.expectations))
     assert out.verdicts[0].passed is False  # graded (no such file), not stopped
+
+
+def test_the_configured_judge_and_its_typed_default_are_separate_groups() -> None:
+    """A judge chosen with judge.* params and the same judge named by a typed expectation
+    (built with its defaults) share a name: grouped by name, both kinds were graded by
+    whichever came first, so judge.* settings were ignored or misapplied."""
+    from types import SimpleNamespace
+
+    from skilleval.functional.runner import FunctionalRunner
+    from skilleval.functional.tasks import Expectation, TaskCase
+
+    class Size:
+        name = "size"
+
+        def __init__(self, min_bytes: int) -> None:
+            self.min_bytes = min_bytes
+    configured, default = Size(2), Size(100)
+    runner = SimpleNamespace(main_judge=configured, judge_for_type=lambda t: default)
+    case = TaskCase("1", "e", "p", expectations=(
+        Expectation("typed", {"type": "size"}), Expectation("plain words")))
+    groups = FunctionalRunner._groups(runner, case)
+    assert {(g[0].min_bytes, tuple(i for i, _ in g[1])) for g in groups} == {(100, (0,)), (2, (1,))}

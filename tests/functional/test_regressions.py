@@ -89,7 +89,7 @@ def test_per_eval_delta_is_none_when_an_arm_has_no_gradable_run() -> None:
     b = build_benchmark(runs, {"skill_name": "s"}, "with_skill", "without_skill", n_boot=50)
     rows = {r["eval_name"]: r for r in b["per_eval"]}
     assert rows["a"]["delta_pass_rate"] is None and rows["b"]["delta_pass_rate"] == 0.5
-    assert "| a | 100% ± 0% | n/a | n/a |" in render_md(b)
+    assert "| a | 100% (1 run) | n/a | n/a |" in render_md(b)
 
 
 def test_evals_sharing_a_name_get_distinct_folders(tmp_path: Path) -> None:
