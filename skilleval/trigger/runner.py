@@ -370,6 +370,10 @@ class TrialRunner:
                 return None
         try:
             result = await self.executor.run_trial(trial)
+            if not isinstance(result, TrialResult) or not isinstance(result.outcome, Outcome):
+                # a plugin backend's wrong answer (a dict, a string outcome) crashed the run
+                what = type(result.outcome if isinstance(result, TrialResult) else result).__name__
+                raise TypeError(f"run_trial returned {what}, not a TrialResult with an Outcome")
         except Exception as exc:  # a backend bug must not be scored as "not triggered"
             result = TrialResult(trial.key, Outcome.ERROR, error=f"{type(exc).__name__}: {exc}"[:500])
         self.calls_made += 1
