@@ -73,6 +73,18 @@ class ExecutionRequest:
         return self.settings.model
 
     @property
+    def run_label(self) -> str:
+        """Which run this is, for the model's prompt ("Run: ..."), so repeats differ: the
+        arm's settings, the skills' content, the task and the repeat index. Not the execution
+        key, which also holds the backend's identity and endpoint: a simulator seeded from it
+        gave other outputs (so other grades) for the same command on each fresh serve-sim
+        port."""
+        blob = json.dumps({"settings": self.settings.to_dict(), "skills": [s.content_hash for s in self.skills],
+                           "eval": self.eval_id, "prompt": self.prompt, "repeat": self.repeat},
+                          sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    @property
     def max_turns(self) -> int:
         return self.settings.max_turns
 

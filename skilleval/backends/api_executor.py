@@ -44,7 +44,7 @@ def system_prompt(request: ExecutionRequest) -> str:
     lines = [EXECUTOR_MARKER, "You are an agent completing a task in a working directory. Use the "
              "tools to inspect the input files and write every requested file (paths relative to "
              "the working directory). Finish with a short summary of what you did.",
-             f"Run: {request.key[:16]}"]
+             f"Run: {request.run_label}"]
     shown = [s.listed for s in request.skills if s.model_invocable]  # Claude Code's listing rules
     if shown:
         lines.append("Skills you can load with load_skill when relevant:\n<skills>\n" + "\n".join(

@@ -49,7 +49,7 @@ def argv(backend: Any, request: ExecutionRequest) -> list[str]:
             "--allowedTools", ",".join(cli_tools(request.settings.tools))]
     # The same opening line as the API executor's system prompt (how serve-sim tells a task
     # from a trigger trial), and the run's id, so repeats are distinguishable.
-    extra = "\n".join(x for x in (EXECUTOR_MARKER, f"Run: {request.key[:16]}",
+    extra = "\n".join(x for x in (EXECUTOR_MARKER, f"Run: {request.run_label}",
                                    request.settings.system_prompt) if x)
     args += ["--append-system-prompt", extra]
     return args + list(getattr(backend.params, "extra_args", []) or []) + ["--", request.prompt]

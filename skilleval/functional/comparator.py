@@ -103,7 +103,9 @@ async def run_compare_async(job: "JobContext", setup: Any) -> dict[str, Any]:
             c = json.loads(row["comparison_json"])
             return {**c, "cached": True}
         async with sem:
-            return await compare_pair(setup.runner.model_backend, *pair, key=key)
+            # the runs' labels, not the stored key (which holds the endpoint): see run_label
+            return await compare_pair(setup.runner.model_backend, *pair,
+                                      key=f"{pair[0].request.run_label}|{pair[1].request.run_label}")
     results = await asyncio.gather(*(one(p, k) for p, k in zip(pairs, keys)))
     ws = Path(setup.fcfg["workspace"]).expanduser() if setup.fcfg.get("workspace") else job.output_dir / "workspace"
     it = ws / f"iteration-{setup.fcfg.get('iteration') or max(1, next_iteration(ws) - 1)}"
@@ -127,7 +129,7 @@ async def run_compare_async(job: "JobContext", setup: Any) -> dict[str, Any]:
             comp, letter, _skill_label(wrec), wrec.arm.skill.body if wrec.arm.skill else "",
             _skill_label(lrec), lrec.arm.skill.body if lrec.arm.skill else "",
             wrec.result.transcript, lrec.result.transcript), validate_analysis,
-            sample=f"analyze|{keys[i]}")
+            sample=f"analyze|{p.request.run_label}|{b.request.run_label}")
         analyses[case.id] = analysis if analysis is not None else {"error": err}
         _dump(it / case.dir_name / "analysis.json", analyses[case.id])
     rows = []

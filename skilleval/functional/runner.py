@@ -282,7 +282,7 @@ class FunctionalRunner:
                 try:
                     # keyed: a simulator gives this grade the same sample on every run, whatever
                     # order grades arrive in (identical outputs make identical grader prompts)
-                    with sample_key.keyed(f"grade|{rec.request.key}|{judge.name}|{k}"):
+                    with sample_key.keyed(f"grade|{rec.request.run_label}|{judge.name}|{k}"):
                         out, extra = checked_output(judge.name, await judge.grade(item), exps)
                 except BudgetExhausted:
                     raise

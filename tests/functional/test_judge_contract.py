@@ -116,7 +116,7 @@ def test_deterministic_is_an_attribute_not_a_class_name() -> None:
     runner = FunctionalRunner.__new__(FunctionalRunner)
     runner.job, runner.model_backend, runner._sem, runner._warned = job, None, asyncio.Semaphore(1), set()
     case = TaskCase("1", "n", "p", expectations=(Expectation("e"),))
-    rec = SimpleNamespace(case=case, request=SimpleNamespace(sandbox=Path("."), key="k"),
+    rec = SimpleNamespace(case=case, request=SimpleNamespace(sandbox=Path("."), key="k", run_label="k"),
                           result=SimpleNamespace(transcript="", outputs=()))
     with pytest.raises(BudgetExhausted):  # asks a model, as far as anyone knows
         asyncio.run(runner._judge(CheckJudge(), rec, case.expectations))

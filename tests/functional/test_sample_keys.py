@@ -47,6 +47,13 @@ def test_the_same_functional_eval_twice_on_one_server_gives_the_same_grades(skil
         grades.append(_grades(out))
     assert len(grades[0]) == 6
     assert grades[1] == grades[0] and grades[2] == grades[0]
+    # and on a fresh serve-sim (another port, so another endpoint in every execution key):
+    # the simulated agent and the grader work from the run's label, not from the key
+    with SimProcess() as other:
+        out = tmp_path / "out-other"
+        skilleval_cli.run(*[a.replace(sim.url, other.url) for a in args], timeout=300, check=0,
+                          env={"SKILLEVAL_STORE": str(tmp_path / "store-other"), "SKILLEVAL_OUTPUTS": str(out)})
+    assert _grades(out) == grades[0]
 
 
 @pytest.mark.parametrize("backend", ["anthropic_api", "claude_cli"])

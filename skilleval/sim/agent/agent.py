@@ -15,7 +15,6 @@ and reruns repeat. Returns None for requests that are not executor turns.
 from __future__ import annotations
 
 import base64
-import hashlib
 import random
 import re
 import uuid
@@ -24,6 +23,7 @@ from typing import Any
 from skilleval.domain import ListedSkill
 from skilleval.execution import EXECUTOR_MARKER
 from skilleval.sim import model as sim
+from skilleval.sim.agent.seeds import run_seed
 from skilleval.sim.agent.tidy import Care, tidy, unsupported
 
 _SKILL_LINE = re.compile(r"^- ([A-Za-z0-9_.:\-]+): (.*)$", re.M)
@@ -56,7 +56,7 @@ def agent_turn(body: dict[str, Any], seed: bytes = b"") -> list[dict[str, Any]] 
             elif b.get("type") == "tool_result":
                 results[b["tool_use_id"]] = b
     done = [(c, results.get(i)) for i, c in calls.items()]
-    own_seed = hashlib.sha256(f"{system}|{task}".encode()).digest()
+    own_seed = run_seed(system, task)
     listed = re.search(r"<skills>\n(.*?)\n</skills>", system, re.S)
     listing = tuple(ListedSkill(n, d) for n, d in _SKILL_LINE.findall(listed.group(1))) if listed else ()
     loads = [(c, r) for c, r in done if c["name"] == "load_skill"]

@@ -18,7 +18,6 @@ tool; anything else falls through (None).
 """
 from __future__ import annotations
 
-import hashlib
 import random
 import re
 import uuid
@@ -26,6 +25,7 @@ from typing import Any
 
 from skilleval.execution import EXECUTOR_MARKER
 from skilleval.sim import model as sim
+from skilleval.sim.agent.seeds import run_seed
 from skilleval.sim.agent.tidy import Care, tidy, unsupported
 from skilleval.sim.protocol import Conversation
 
@@ -84,7 +84,7 @@ def cli_turn(body: dict[str, Any], conv: Conversation) -> list[dict[str, Any]] |
     task = conv.query or ""
     done, guide = _history(body)
     names = [c.get("name") for c, _ in done]
-    own_seed = hashlib.sha256(f"{system}|{task}".encode()).digest()
+    own_seed = run_seed(system, task)
     if conv.listing and not done and "Skill" in conv.tool_names:
         fired = sim.decide(conv.listing, task, conv.model, own_seed).fired
         if fired:
