@@ -80,3 +80,25 @@ def test_the_stubs_fault_knobs_reach_functional_executions(skilleval_cli) -> Non
     bench = [p for p in skilleval_cli.outputs.rglob("benchmark.json") if "workspace" not in p.parts]
     errs = json.loads(bench[0].read_text())["execution_errors"]
     assert sum(e["error"] for e in errs.values()) > 0 and sum(e["timeout"] for e in errs.values()) > 0, errs
+
+
+def test_statistics_use_the_exact_pass_rates_not_the_rounded_ones() -> None:
+    """benchmark.json stores pass rates rounded to 4 places; the permutation test read those,
+    and exact ties (1/3 and 1/3) became near-ties, shifting p (0.2453 for 0.2500)."""
+    from skilleval.functional.benchmark import build_benchmark
+    from skilleval.stats import stratified_permutation_p
+
+    def run(e: str, c: str, n: int, passed: int, total: int) -> dict:
+        return {"eval_id": e, "eval_name": e, "configuration": c, "run_number": n, "status": "ok",
+                "result": {"pass_rate": round(passed / total, 4), "passed": passed, "failed": total - passed,
+                           "total": total, "time_seconds": 1.0, "tokens": 1}, "expectations": []}
+    # every arm's mean is exactly 1/3 (a delta of exactly 0: p = 1); rounded, 0.3333 x 3
+    # against 0, 0, 1 is a delta of -0.00003, and arrangements that tie exactly stop tying
+    with_ = {"a": [(1, 3), (1, 3), (1, 3)], "b": [(2, 6), (2, 6), (2, 6)]}
+    without = {"a": [(0, 3), (0, 3), (3, 3)], "b": [(0, 6), (6, 6), (0, 6)]}
+    runs = [run(e, "with_skill", i, *pt) for e, v in with_.items() for i, pt in enumerate(v, 1)]
+    runs += [run(e, "without_skill", i, *pt) for e, v in without.items() for i, pt in enumerate(v, 1)]
+    b = build_benchmark(runs, {}, "with_skill", "without_skill", n_boot=10)
+    exact = stratified_permutation_p({e: [p / t for p, t in v] for e, v in with_.items()},
+                                     {e: [p / t for p, t in v] for e, v in without.items()})
+    assert b["delta_stats"]["pass_rate"]["p_value"] == pytest.approx(exact, abs=1e-9)
