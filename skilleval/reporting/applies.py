@@ -23,8 +23,10 @@ def check_reporters(selected: dict[str, Any], experiment: Any, name: str, gates_
             if getattr(reporter, "kinds", None) is not None and not offered & set(reporter.kinds)]
     if idle:
         writes = sorted({k for key in idle for k in selected[key].kinds} - {"gates"})
+        # a gate only helps when every idle reporter writes gate results
         gated = " or set a gate.* (the file then holds the gate results)" \
-            if getattr(experiment, "gate_metrics", ()) else ""
+            if getattr(experiment, "gate_metrics", ()) and all(
+                "gates" in selected[key].kinds for key in idle) else ""
         raise UserError(f"reporter={','.join(idle)} would write nothing for experiment {name} "
                         f"(it writes {' and '.join(writes)} runs; {name} writes its own results "
                         f"and summary): drop {'them' if len(idle) > 1 else 'it'}{gated}")

@@ -150,6 +150,8 @@ def test_example_word_count_judge_stays_inside_the_sandbox(tmp_path: Path) -> No
     item = JudgeInput(TaskCase("1", "t", "p"), (exp,), box, "", ())
     v = asyncio.run(WordCount(WordCountParams()).grade(item)).verdicts[0]
     assert v.passed is False and "escapes" in v.evidence
+    # it asks no model, and says so: after a budget stop it still grades (deterministic)
+    assert WordCount.deterministic is True
 
 
 class _NotesJudge:

@@ -25,6 +25,7 @@ class WordCountParams:
 class WordCount:
     name = "word_count"
     samples = 1
+    deterministic = True  # counts words in a file, asks no model: still grades after a budget stop
 
     def __init__(self, params: WordCountParams) -> None:
         self.params = params
