@@ -44,3 +44,16 @@ SMALL_CASES = [
     ("what is the capital of france", False),
     ("write a haiku about autumn leaves", False),
 ]
+
+
+def fake_plugin(tmp: Path, name: str, source: str) -> dict[str, str]:
+    """A plugin installed the way pip would (module + dist-info with its entry point) in a
+    folder of its own; returns the env that puts it on the path."""
+    site = tmp / f"site-{name}"
+    (site / name).mkdir(parents=True)
+    (site / name / "__init__.py").write_text(source)
+    info = site / f"{name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[skilleval]\n{name} = {name}\n")
+    return {"PYTHONPATH": str(site)}

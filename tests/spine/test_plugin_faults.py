@@ -7,20 +7,7 @@ import json
 from pathlib import Path
 
 from shared_helpers import one_line_error
-from spine_helpers import CSV_DESCRIPTION, SMALL_CASES, write_cases, write_skill
-
-
-def fake_plugin(tmp: Path, name: str, source: str) -> dict[str, str]:
-    """A plugin installed the way pip would (module + dist-info with its entry point) in a
-    folder of its own; returns the env that puts it on the path."""
-    site = tmp / f"site-{name}"
-    (site / name).mkdir(parents=True)
-    (site / name / "__init__.py").write_text(source)
-    info = site / f"{name}-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[skilleval]\n{name} = {name}\n")
-    return {"PYTHONPATH": str(site)}
+from spine_helpers import CSV_DESCRIPTION, SMALL_CASES, fake_plugin, write_cases, write_skill
 
 
 def _stub_run(cli, tmp: Path, env: dict[str, str], *extra: str):  # noqa: ANN001, ANN202

@@ -12,7 +12,7 @@ from shared_helpers import install_plugin
 from skilleval import hookspecs
 from skilleval.errors import UserError
 from skilleval.registry import collect, get_plugin_manager
-from spine_helpers import CSV_DESCRIPTION, SMALL_CASES, write_cases, write_skill
+from spine_helpers import CSV_DESCRIPTION, SMALL_CASES, fake_plugin, write_cases, write_skill
 
 
 def _hookspec_functions() -> list:
@@ -71,25 +71,11 @@ def test_a_registered_plugin_object_is_collected_and_clashes_are_named() -> None
         clashed.require_unique()
 
 
-def _entry_point_plugin(site: Path, name: str, code: str) -> Path:
-    """A one-module plugin `name` installed into `site` (its package and a dist-info with a
-    `skilleval` entry point): put `site` on PYTHONPATH to load it."""
-    (site / name).mkdir(parents=True)
-    (site / name / "__init__.py").write_text(code)
-    info = site / f"{name}-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[skilleval]\n{name} = {name}\n")
-    return site
-
-
 def test_a_clashing_plugin_leaves_help_and_plugins_answering(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
     """A plugin registering backend 'stub' again took down `--help` and `skilleval plugins`
     (the command that would show it) with the run: both exited 2 with the clash alone."""
-    site = _entry_point_plugin(tmp_path / "site", "clash",
-                               "from skilleval import hookimpl\n@hookimpl\ndef register_backends(register):\n"
-                               "    register('stub', object, help='x')\n")
-    env = {"PYTHONPATH": str(site)}
+    env = fake_plugin(tmp_path, "clash", "from skilleval import hookimpl\n@hookimpl\n"
+                      "def register_backends(register):\n    register('stub', object, help='x')\n")
     r = skilleval_cli.run("plugins", env=env, check=2)
     assert "registered twice" in r.stderr and "backend" in r.stdout and "reporter" in r.stdout, r.stdout
     r = skilleval_cli.run("--help", env=env, check=0)
@@ -164,7 +150,7 @@ def test_a_new_plugin_release_does_not_reuse_the_old_releases_trials(plugin_site
 def test_a_reporter_that_raises_leaves_the_other_reports_and_exits_3(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
     """A plugin reporter that raised stopped the run with a traceback before results.json
     was written, every trial measured, status 'failed'."""
-    site = _entry_point_plugin(tmp_path / "site", "boom", (
+    env = fake_plugin(tmp_path, "boom", (
         "from skilleval import hookimpl\n"
         "class Boom:\n"
         "    name = 'boom'\n"
@@ -172,7 +158,7 @@ def test_a_reporter_that_raises_leaves_the_other_reports_and_exits_3(skilleval_c
         "    def report(self, job, kind, payload): raise RuntimeError('disk full')\n"
         "@hookimpl\ndef register_reporters(register):\n    register('boom', Boom, help='x')\n"))
     r = skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=1", "progress=false",
-                          "reporter=[boom,json]", env={"PYTHONPATH": str(site)}, check=3)
+                          "reporter=[boom,json]", env=env, check=3)
     assert "Traceback" not in r.stderr
     assert "skilleval: error: reporter boom failed: RuntimeError: disk full" in r.stderr, r.stderr
     assert skilleval_cli.results(), "the json reporter after it must still write"
