@@ -174,7 +174,7 @@ def live_viewer(tmp_path: Path, make_skilleval_cli: Any) -> Iterator[LiveViewer]
 def browser() -> Iterator[Any]:
     if not Path(CHROMIUM).exists():
         pytest.fail(f"chromium not found at {CHROMIUM}: install Debian's chromium (apt-get install -y chromium); "
-                    "the viewer's browser tests cannot run without it")
+                    "the browser tests (viewer, review-evals) cannot run without it")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
