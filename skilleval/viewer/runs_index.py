@@ -37,8 +37,9 @@ class RunsIndex:
         """Every runs row (all status changes), typed as the RUNS schema."""
         with self._lock:
             files = self._files()
+            live = set(files)
             new = [f for f in files if f not in self._parts]
-            gone = [f for f in self._parts if f not in set(files)]  # replaced by a merge
+            gone = [f for f in self._parts if f not in live]  # replaced by a merge
             for f in gone:
                 del self._parts[f]
             for f in new:
