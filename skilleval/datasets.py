@@ -60,31 +60,46 @@ def load_trigger_cases(path: str | Path) -> list[TriggerCase]:
     seen: dict[str, str] = {}
     for label, entry in entries:
         where = f"{path}: {label}"
-        if not isinstance(entry, dict):
-            raise UserError(f"{where}: expected an object, got {type(entry).__name__}")
-        for key, typ, tname in (("query", str, "a string"), ("should_trigger", bool, "true or false")):
-            if key not in entry:
-                raise UserError(f"{where}: missing key '{key}'")
-            if not isinstance(entry[key], typ):
-                raise UserError(f"{where}: '{key}' must be {tname}, got {json.dumps(entry[key])}")
+        problem = entry_problem(entry)
+        if problem:
+            raise UserError(f"{where}: {problem}")
         query = entry["query"].strip()
         if not query:
             raise UserError(f"{where}: 'query' is empty")
         if query in seen:
             raise UserError(f"{where}: duplicate query (same as {seen[query]}): {query[:60]!r}")
         seen[query] = label
-        split = entry.get("split")
-        if split is not None and split not in SPLITS:
-            raise UserError(f"{where}: 'split' must be one of {', '.join(SPLITS)}, got {split!r}")
         case_id = entry.get("id", f"q{len(cases):03d}")
-        if isinstance(case_id, bool) or not isinstance(case_id, (str, int)):
-            raise UserError(f"{where}: 'id' must be a string or a whole number, got {json.dumps(case_id)}")
-        cases.append(TriggerCase(str(case_id), query, entry["should_trigger"], split))
+        cases.append(TriggerCase(str(case_id), query, entry["should_trigger"], entry.get("split")))
     ids = [c.id for c in cases]
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
         raise UserError(f"{path}: duplicate id {dup!r}")
     return cases
+
+
+def entry_problem(entry: Any, *, blank_id_ok: bool = False) -> str | None:
+    """Why `entry` is not a trigger eval entry (an object with a string ``query``, a boolean
+    ``should_trigger``, a known ``split`` and a string or whole-number ``id``), or None. The
+    one rule the runner and the eval-set tools (check-evals, review-evals) read by, so a set
+    one accepts the other does too. `blank_id_ok`: a null or empty ``id`` is allowed (the
+    eval-set tools give such a row an id). Set-level rules (duplicates) are the caller's."""
+    if not isinstance(entry, dict):
+        return f"expected an object, got {type(entry).__name__}"
+    for key, typ, tname in (("query", str, "a string"), ("should_trigger", bool, "true or false")):
+        if key not in entry:
+            return f"missing key '{key}'"
+        if not isinstance(entry[key], typ):
+            return f"'{key}' must be {tname}, got {json.dumps(entry[key])}"
+    split = entry.get("split")
+    if split is not None and split not in SPLITS:
+        return f"'split' must be one of {', '.join(SPLITS)}, got {split!r}"
+    if "id" in entry:
+        case_id = entry["id"]
+        if not (blank_id_ok and (case_id is None or case_id == "")) and (
+                isinstance(case_id, bool) or not isinstance(case_id, (str, int))):
+            return f"'id' must be a string or a whole number, got {json.dumps(case_id)}"
+    return None
 
 
 def dump_trigger_cases(cases: Iterable[TriggerCase], path: str | Path) -> None:

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from skilleval.atomic import write_text_atomic
-from skilleval.datasets import DEFAULT_NAMES, SPLITS
+from skilleval.datasets import DEFAULT_NAMES
+from skilleval.datasets import entry_problem as dataset_entry_problem
 from skilleval.errors import UserError
 
 #: Keys written after query/should_trigger, in this order; other keys are kept after them.
@@ -35,21 +36,9 @@ def _no_id(value: Any) -> bool:
 
 
 def entry_problem(entry: Any) -> str | None:
-    """Why `entry` is not an entry `datasets.load_trigger_cases` (what experiments run) reads,
-    or None. Set-level rules (duplicates, empty queries) are `validate_rows`'s."""
-    if not isinstance(entry, dict):
-        return f"expected an object, got {type(entry).__name__}"
-    if not isinstance(entry.get("query"), str):
-        return "'query' must be a string"
-    if not isinstance(entry.get("should_trigger"), bool):
-        return "'should_trigger' must be true or false"
-    case_id = entry.get("id")
-    if not _no_id(case_id) and (isinstance(case_id, bool) or not isinstance(case_id, (str, int))):
-        return f"'id' must be a string or a whole number, got {json.dumps(case_id)[:60]}"
-    split = entry.get("split")
-    if split is not None and split not in SPLITS:
-        return f"'split' must be one of {', '.join(SPLITS)}, got {json.dumps(split)[:60]}"
-    return None
+    """The runner's rule for one entry (`datasets.entry_problem`), a blank id allowed: the
+    row is given one (`assign_ids`)."""
+    return dataset_entry_problem(entry, blank_id_ok=True)
 
 
 def existing_set(skill_dir: Path) -> Path | None:
