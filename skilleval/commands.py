@@ -107,7 +107,8 @@ def _natural_width(table: Table) -> int:
 def plugins_main(argv: list[str]) -> int:
     from skilleval.registry import default_registry
 
-    p = _Parser(prog="skilleval plugins", description="List every installed plugin option.")
+    p = _Parser(prog="skilleval plugins", description="List every installed plugin option. Exit codes: 0 all usable, "
+                "2 a name registered twice, an unusable component or a plugin that failed to load.")
     p.add_argument("--format", choices=["table", "json"], default="table")
     args = p.parse_args(argv)
     registry = default_registry()
@@ -115,11 +116,19 @@ def plugins_main(argv: list[str]) -> int:
     for clash in registry.clashes:  # listed still, so the user can see what clashes with what
         print(f"skilleval: error: {visible_line(clash)}; runs refuse to start until one is removed",
               file=sys.stderr)
-    code = 2 if registry.clashes else 0
+    # Unusable components and plugins that failed to load were warned about while loading;
+    # listing them must not exit 0 either, or `skilleval plugins` in CI passes a broken install.
+    from skilleval.registry import LOAD_FAILURES
+
+    unusable = [r for r in regs if r.problem is not None]
+    if unusable or LOAD_FAILURES:
+        print(f"skilleval: error: {len(unusable)} unusable component(s), {len(LOAD_FAILURES)} "
+              "plugin(s) failed to load (see the warnings above)", file=sys.stderr)
+    code = 2 if registry.clashes or unusable or LOAD_FAILURES else 0
     if args.format == "json":
         print(json.dumps([{"kind": r.kind, "name": r.name, "distribution": r.distribution,
-                           "version": r.version, "plugin": r.plugin, "help": r.help} for r in regs],
-                         indent=2))
+                           "version": r.version, "plugin": r.plugin, "help": r.help,
+                           "problem": r.problem} for r in regs], indent=2))
         return code
     # Names never shrink to "…" (they are what a user types); a long description folds.
     table = Table(*(Column(h, no_wrap=True) for h in ("kind", "name", "distribution", "version")),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
+import re
 import sys
 import types
 import typing
@@ -217,7 +218,7 @@ def collect(pm: pluggy.PluginManager) -> Registry:
     for reg in made:
         if reg.plugin in failed:
             continue
-        problem = params_problem(reg.params)
+        problem = name_problem(reg.name) or params_problem(reg.params)
         if problem is not None:
             reg = _unusable(reg, problem)
         registry.add(reg)
@@ -271,7 +272,7 @@ def publish_to_config_store(registry: Registry) -> None:
 
     cs = ConfigStore.instance()
     for reg in registry.all():
-        if reg.kind in _UNPUBLISHED:
+        if reg.kind in _UNPUBLISHED or name_problem(reg.name):  # no option Hydra could select
             continue
         package = f"{reg.kind}.{reg.name}" if reg.kind in _MULTI else None
         cs.store(group=reg.kind, name=reg.name, node=_config_node(reg.kind, reg.name, reg.params),
@@ -288,6 +289,19 @@ def _config_node(kind: str, name: str, params: type | None) -> type:
                        else dataclasses.field(default_factory=f.default_factory))  # type: ignore[misc]
             fields.append((f.name, hints[f.name], default))
     return make_dataclass(f"{kind}_{name}".replace("-", "_"), fields)
+
+
+_SELECTABLE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+
+
+def name_problem(name: Any) -> str | None:
+    """None when `name` can be typed as ``kind=NAME`` on the command line, else why not. Hydra
+    reads ``backend=a b`` or ``backend=x/y`` as something else (a syntax error, a subgroup), so
+    such a registration could never be chosen: it is listed as unusable instead."""
+    if isinstance(name, str) and _SELECTABLE.fullmatch(name):
+        return None
+    return (f"name {name!r} cannot be selected on the command line "
+            "(letters, digits, '_' and '-' only, not starting with '-')")
 
 
 def params_problem(params: Any) -> str | None:

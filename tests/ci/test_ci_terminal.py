@@ -200,7 +200,7 @@ def test_a_plugin_load_failure_message_cannot_drive_the_terminal(skilleval_cli, 
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: evilplug\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[skilleval]\nevilplug = evilplug\n")
-    r = skilleval_cli.run("plugins", env={"PYTHONPATH": str(site)}, check=0)
+    r = skilleval_cli.run("plugins", env={"PYTHONPATH": str(site)}, check=2)
     assert "failed to load" in r.stderr and "PWNED" in r.stderr, r.stderr
     assert "\x1b" not in r.stderr and "\x07" not in r.stderr and "\\x1b[2J" in r.stderr, repr(r.stderr)
 

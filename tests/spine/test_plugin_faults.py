@@ -37,7 +37,7 @@ def test_a_registration_hook_that_raises_is_a_load_failure(skilleval_cli, tmp_pa
     assert "hookraise: failed to load" in r.stdout and "hookraise exploded" in r.stdout, r.stdout
     warning = one_line_error(r, 0)
     assert "plugin 'hookraise'" in warning and "failed to load" in warning, warning
-    r = skilleval_cli.run("plugins", "--format", "json", env=env, check=0)
+    r = skilleval_cli.run("plugins", "--format", "json", env=env, check=2)
     names = {x["name"] for x in json.loads(r.stdout)}
     assert "stub" in names and "hookraise_judge" not in names  # none of its registrations kept
     r = skilleval_cli.run("--help", env=env, check=0)
@@ -95,11 +95,11 @@ def test_params_hydra_cannot_type_make_only_that_component_unusable(skilleval_cl
                         ("wb_notdc", "NotDataclass")):
         [line] = [w for w in warnings if repr(name) in w]
         assert "plugin 'untypable'" in line and field in line, line
-    r = skilleval_cli.run("plugins", "--format", "json", env=env, check=0)
+    r = skilleval_cli.run("plugins", "--format", "json", env=env, check=2)
     regs = {x["name"]: x for x in json.loads(r.stdout)}
     assert "no default" in regs["wb_required"]["help"] and "UNUSABLE" in regs["wb_lit"]["help"]
     assert "UNUSABLE" not in regs["wb_good"]["help"] and "stub" in regs
-    r = skilleval_cli.run("plugins", env=env, check=0)  # the table says it too
+    r = skilleval_cli.run("plugins", env=env, check=2)  # the table says it too
     assert "UNUSABLE" in r.stdout
     # the rest works: a run on the stub backend
     r = _stub_run(skilleval_cli, tmp_path, env)
@@ -109,3 +109,36 @@ def test_params_hydra_cannot_type_make_only_that_component_unusable(skilleval_cl
     errors = [ln for ln in r.stderr.splitlines() if "error" in ln]
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert len(errors) == 1 and "wb_lit" in errors[0] and "style" in errors[0], r.stderr
+
+
+BADNAMES = """
+from skilleval import hookimpl
+from skilleval.backends.stub import StubBackend
+from skilleval.backends.params import StubParams
+
+@hookimpl
+def register_backends(register):
+    register("has space", StubBackend, params=StubParams, help="space")
+    register("sub/group", StubBackend, params=StubParams, help="slash")
+    register("fine-name_2", StubBackend, params=StubParams, help="fine")
+"""
+
+
+def test_plugins_exits_2_on_unusable_names_and_load_failures(skilleval_cli, tmp_path: Path) -> None:
+    """A name Hydra cannot select is unusable (listed, never published); `skilleval plugins`
+    exits 2 when anything installed is unusable or failed to load (it exited 0)."""
+    env = fake_plugin(tmp_path, "badnames", BADNAMES)
+    r = skilleval_cli.run("plugins", "--format", "json", env=env, check=2)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    regs = {x["name"]: x for x in json.loads(r.stdout)}
+    assert "cannot be selected" in regs["has space"]["problem"]
+    assert "cannot be selected" in regs["sub/group"]["problem"]
+    assert regs["fine-name_2"]["problem"] is None and regs["stub"]["problem"] is None
+    assert "2 unusable component(s)" in r.stderr, r.stderr
+    r = _stub_run(skilleval_cli, tmp_path, env, "backend=fine-name_2")  # the rest works
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    env = fake_plugin(tmp_path, "hookraise", RAISING)
+    r = skilleval_cli.run("plugins", env=env, check=2)
+    assert r.returncode == 2 and "1 plugin(s) failed to load" in r.stderr, r.stderr
+    r = skilleval_cli.run("plugins", check=0)  # the bundled install is clean
+    assert r.returncode == 0, r.stderr
