@@ -161,15 +161,19 @@ def get_plugin_manager() -> pluggy.PluginManager:
 
     A plugin that fails to import is reported (stderr, and by ``skilleval plugins``) and
     skipped, so one broken third-party package cannot take the tool down.
-    ``SKILLEVAL_LOAD_PLUGINS=a,b`` restricts loading to the named entry points (built-ins
-    included: name them too).
+    ``SKILLEVAL_LOAD_PLUGINS=a,b`` loads only the named third-party entry points (empty: none).
+    skilleval's own entry points always load: the configuration's defaults name built-in
+    options (``executor=local``), so leaving them out made ``--help`` and every run fail.
     """
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     allow = os.environ.get("SKILLEVAL_LOAD_PLUGINS")
     allowed = None if allow is None else {a.strip() for a in allow.split(",") if a.strip()}
+    found: set[str] = set()
     for ep in sorted(metadata.entry_points(group=hookspecs.PROJECT), key=lambda e: e.name):
-        if allowed is not None and ep.name not in allowed:
+        builtin = ep.dist is not None and ep.dist.name == "skilleval"
+        found.add(ep.name)
+        if allowed is not None and not builtin and ep.name not in allowed:
             continue
         if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
             continue
@@ -181,6 +185,9 @@ def get_plugin_manager() -> pluggy.PluginManager:
             continue
         pm.register(plugin, name=ep.name)
         _DISTS[id(plugin)] = dist
+    for name in sorted((allowed or set()) - found):
+        print(f"skilleval: warning: SKILLEVAL_LOAD_PLUGINS names {name!r}, which no installed "
+              "plugin provides", file=sys.stderr)
     pm.check_pending()
     return pm
 

@@ -142,3 +142,19 @@ def test_plugins_exits_2_on_unusable_names_and_load_failures(skilleval_cli, tmp_
     assert r.returncode == 2 and "1 plugin(s) failed to load" in r.stderr, r.stderr
     r = skilleval_cli.run("plugins", check=0)  # the bundled install is clean
     assert r.returncode == 0, r.stderr
+
+
+def test_load_plugins_variable_limits_third_party_plugins_only(skilleval_cli, tmp_path: Path) -> None:
+    """SKILLEVAL_LOAD_PLUGINS picks third-party plugins; the built-ins always load (naming one
+    plugin left out the built-in executor the defaults select: --help and runs failed)."""
+    env = fake_plugin(tmp_path, "badnames", BADNAMES)
+    for chosen, loaded in (("badnames", True), ("", False), ("nosuch", False)):
+        run_env = {**env, "SKILLEVAL_LOAD_PLUGINS": chosen}
+        r = skilleval_cli.run("--help", env=run_env, check=0)
+        assert "+experiment=" in r.stdout and "Traceback" not in r.stderr, r.stderr
+        assert ("nosuch" in r.stderr) == (chosen == "nosuch"), r.stderr
+        r = skilleval_cli.run("plugins", "--format", "json", env=run_env, check=2 if loaded else 0)
+        names = {x["name"] for x in json.loads(r.stdout)}
+        assert {"stub", "local", "trigger_eval"} <= names and ("fine-name_2" in names) == loaded
+        r = _stub_run(skilleval_cli, tmp_path, run_env)
+        assert r.returncode == 0, r.stdout + r.stderr
