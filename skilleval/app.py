@@ -26,7 +26,6 @@ from skilleval.backends.base import Backend
 from skilleval.budget import Budget
 from skilleval.config_checks import check_job_config, check_skill_folders, open_store_root
 from skilleval.interrupts import caused_by_interrupt
-from skilleval.plugin_identity import key_the_plugin
 from skilleval.checks import checked_number  # noqa: F401  (also imported from here)
 from skilleval.datasets import default_cases_path, load_trigger_cases
 from skilleval.domain import Skill, TriggerCase
@@ -275,7 +274,6 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     store = Store(open_store_root(store_cfg.get("root")),
                   flush_rows=int(store_cfg.flush_rows), flush_seconds=float(store_cfg.flush_seconds))
     backend = registry.build("backend", cfg.backend)
-    key_the_plugin(backend, registry.get("backend", str(cfg.backend.get("name"))))
     if hasattr(backend, "use_store"):  # optional in the protocol; BaseBackend has it
         backend.use_store(store.root)
     budget_cfg = cfg.get("budget") or {}

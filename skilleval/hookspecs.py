@@ -88,7 +88,11 @@ def register_backends(register: Register) -> None:
     with every parameter and version of its own that changes answers (``{**super().identity(),
     "temperature": ..., "revision": ...}``): the identity is part of every trial's and
     execution's cache key, and the base class's holds only name, model and harness version, so
-    a change the identity does not show would be answered from the cache. ``execute()`` must
+    a change the identity does not show would be answered from the cache. skilleval adds the
+    plugin's distribution and version, the registered name and a digest of the params the
+    component was built with to a plugin's identity (a judge's too), so a new release or other
+    settings are never answered from another's cache; ``identity()`` must still name anything
+    else that changes answers (a model file, an environment variable). ``execute()`` must
     collect what the task wrote: take ``skilleval.execution.snapshot(request.sandbox)`` before
     running and return ``outputs=collect_outputs(request.sandbox, before)`` in the
     ``ExecutionResult``; outputs not listed there are neither stored nor restored on a cached

@@ -107,7 +107,11 @@ class Registry:
         if not name:
             raise UserError(f"config for {kind} has no 'name'")
         reg = self.get(kind, name)
-        return resolve_factory(reg)(make_params(reg, node))
+        component = resolve_factory(reg)(make_params(reg, node))
+        from skilleval.plugin_identity import key_the_plugin
+
+        key_the_plugin(component, reg, node)
+        return component
 
 
 def resolve_factory(reg: Registration) -> Callable[..., Any]:
