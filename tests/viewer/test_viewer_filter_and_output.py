@@ -36,3 +36,24 @@ def test_report_to_an_unwritable_path_is_one_line_and_exit_2(viewer_env, tmp_pat
         line = proc.stderr.strip()
         assert "\n" not in line and "Traceback" not in line and str(out) in line, line
     assert [p.name for p in tmp_path.iterdir()] == ["bad.json"]  # no temporary file left behind
+
+
+def test_static_report_filter_matches_fields_not_json_punctuation(viewer_env, page, tmp_path: Path) -> None:  # noqa: ANN001
+    """The report's Runs filter matched a JSON text of the fields: a typed '"', ',' or '['
+    listed every run. It now matches each field, as the live viewer's query does."""
+    from tests.viewer.conftest import open_offline
+
+    rid = viewer_env.runs["trigger_eval"]
+    out = tmp_path / "r.html"
+    viewer_env.cli.run("report", rid, "-o", str(out), check=0)
+    open_offline(page, out)
+    pg = page.page
+
+    def shown(q: str) -> int:
+        pg.goto(out.as_uri() + "#/runs?q=" + q)
+        pg.locator("main table").first.wait_for(timeout=10_000)
+        pg.wait_for_timeout(200)
+        return pg.locator("main table tbody tr").count()
+    assert shown(rid[3:12]) == 1  # the run's own id still finds it
+    for punct in ("%22", "%2C", "%5B", "%22%2C%22"):
+        assert shown(punct) == 0, punct

@@ -52,7 +52,10 @@
 
   function filterStatic(data, params) {
     const q = (params.q || "").toLowerCase();
-    const rows = data.rows.filter((r) => (!q || JSON.stringify([r.run_id, r.skill, r.experiment, r.model, r.backend, r.overrides]).toLowerCase().includes(q))
+    // each field on its own, as the live viewer's query does (a JSON text of them all matched
+    // its own punctuation: a typed '"' or ',' listed every run)
+    const fields = (r) => [r.run_id, r.skill, r.experiment, r.model, r.backend, (r.overrides || []).join(" ")];
+    const rows = data.rows.filter((r) => (!q || fields(r).some((f) => String(f ?? "").toLowerCase().includes(q)))
       && (!params.experiment || r.experiment === params.experiment) && (!params.status || r.status === params.status));
     return Object.assign({}, data, { rows, total: rows.length, offset: 0 });
   }
