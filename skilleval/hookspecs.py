@@ -97,6 +97,10 @@ def register_backends(register: Register) -> None:
     running and return ``outputs=collect_outputs(request.sandbox, before)`` in the
     ``ExecutionResult``; outputs not listed there are neither stored nor restored on a cached
     run, and judges of a resumed run would not see them.
+
+    Optional attribute: ``executor_version: str | None = None``: part of every functional
+    execution's cache key (not a trigger trial's); change it when ``execute()`` changes what
+    the model is shown, so executions made the old way are not reused.
     """
 
 

@@ -176,6 +176,20 @@ def install_skill(skill: Skill, dest: Path) -> None:
     contained(dest, "SKILL.md").write_text(f"---\n{render_frontmatter(fm)}---\n{skill.body}", encoding="utf-8")
 
 
+SKILLS_DIR = ".claude/skills"  # where an agent finds installed skills, relative to its folder
+
+
+def install_skills(skills: Any, workdir: Path) -> None:
+    """`skills` installed as real skill folders (resources included) under
+    ``workdir/.claude/skills/<name>``, where Claude Code looks for project skills; both
+    executors install them there, and the API executor's ``load_skill`` names that folder as
+    Claude Code's Skill tool does, so a skill's scripts/ and references/ can be read."""
+    skills_dir = workdir / SKILLS_DIR
+    skills_dir.mkdir(parents=True, exist_ok=True)
+    for s in skills:
+        install_skill(s, contained(skills_dir, s.name))
+
+
 def _file_description(md: Path) -> str | None:
     """The description SKILL.md holds on disk (`Skill.with_description` changes only memory)."""
     try:

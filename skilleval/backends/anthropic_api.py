@@ -57,6 +57,8 @@ class AnthropicApiBackend(BaseBackend):
     name = "anthropic_api"
     needs_self_check = True
     harness_version = "api-1"
+    # functional executions only: 2 installs the skill folder and names it on load_skill
+    executor_version = "api-exec-2"
 
     def __init__(self, params: AnthropicApiParams) -> None:
         check_bounds("backend", params, {"max_retries": 0, "concurrency": 1, "min_concurrency": 1,

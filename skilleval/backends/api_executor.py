@@ -2,8 +2,12 @@
 
 Tools (the same in every arm; only the skills listed differ): ``list_files``, ``read_file``,
 ``write_file`` (paths relative to the sandbox; absolute paths, ``..`` and symlinks out of it
-are refused) and ``load_skill`` (returns a listed skill's SKILL.md body; calling it is how we
-know the skill *fired*). The loop runs until the model answers without a tool call, the turn
+are refused) and ``load_skill`` (returns a listed skill's SKILL.md body after the line "Base
+directory for this skill: .claude/skills/<name>", as Claude Code's Skill tool does; calling it
+is how we know the skill *fired*). The arm's skills are installed as the user has them,
+resources included, under ``.claude/skills/`` in the sandbox, as for the CLI, so a skill
+that says "run scripts/fill.py" or "see references/api.md" can be followed; files there are
+never outputs. The loop runs until the model answers without a tool call, the turn
 cap (``max_turns``) or the timeout (``timeout_s``). Tokens and cost come from each response's
 usage. The backend's client, retries and pricing are reused (``backend.client``,
 ``backend._with_retries``, ``backend.estimate_cost_usd``).
@@ -19,8 +23,10 @@ from typing import Any
 
 from skilleval.execution import (EXECUTOR_MARKER, ExecutionRequest, ExecutionResult,
                                  collect_outputs, resolve_inside, snapshot)
+from skilleval.skills import SKILLS_DIR, install_skills
 
 MAX_READ = 200_000
+SKILL_BASE = "Base directory for this skill:"  # Claude Code's first line of a loaded skill
 
 TOOL_SPECS = {
     "list_files": {"description": "List files under a folder of the working directory (recursive).",
@@ -66,8 +72,9 @@ def run_tool(request: ExecutionRequest, name: str, args: dict[str, Any]) -> tupl
     try:
         if name == "list_files":
             base = resolve_inside(root, args.get("path") or ".") if args.get("path") not in (None, "", ".") else root
+            hidden = (".skilleval",) if base != root else (".skilleval", ".claude/")  # the task's files
             files = sorted(p.relative_to(root).as_posix() for p in base.rglob("*") if p.is_file()
-                           and not p.relative_to(root).as_posix().startswith(".skilleval"))
+                           and not p.relative_to(root).as_posix().startswith(hidden))
             return "\n".join(files) or "(no files)", False
         if name == "read_file":
             p = resolve_inside(root, args.get("path", ""))
@@ -92,7 +99,7 @@ def run_tool(request: ExecutionRequest, name: str, args: dict[str, Any]) -> tupl
             skill = next((s for s in request.skills if s.name == args.get("name")), None)
             if skill is None:
                 return f"no skill named {args.get('name')!r}", True
-            return skill.body, False
+            return f"{SKILL_BASE} {SKILLS_DIR}/{skill.name}\n\n{skill.body}", False
     except PermissionError as exc:
         return f"refused: {_relative(str(exc), root)}", True
     except (OSError, ValueError) as exc:
@@ -110,6 +117,7 @@ def _relative(text: str, root: Path) -> str:
 
 async def execute_via_api(backend: Any, request: ExecutionRequest) -> ExecutionResult:
     started = time.perf_counter()
+    install_skills(request.skills, request.sandbox)  # before the snapshot: never an output
     before = snapshot(request.sandbox)
     state = {"in": 0, "out": 0, "turns": 0, "tools": {}, "errors": 0, "fired": [], "log": []}
     try:

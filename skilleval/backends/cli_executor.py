@@ -32,13 +32,9 @@ def cli_tools(names: tuple[str, ...]) -> list[str]:
 
 def install_skills(request: ExecutionRequest) -> None:
     """The arm's skills as real skill folders, resources (scripts/, references/) included."""
-    from skilleval.paths import contained
-    from skilleval.skills import install_skill
+    from skilleval.skills import install_skills as install
 
-    skills_dir = request.sandbox / ".claude" / "skills"
-    skills_dir.mkdir(parents=True, exist_ok=True)
-    for s in request.skills:
-        install_skill(s, contained(skills_dir, s.name))
+    install(request.skills, request.sandbox)
 
 
 def argv(backend: Any, request: ExecutionRequest) -> list[str]:

@@ -90,6 +90,9 @@ class FunctionalRunner:
 
     def plan(self, cases: list[TaskCase], arms: list[Arm], runs: int, sandbox_root: Path) -> list[RunRecord]:
         ident = self.job.backend.identity()
+        executor = getattr(self.job.backend, "executor_version", None)  # optional (hookspecs)
+        if executor is not None:  # what execute() shows the model changed: not the old answers
+            ident = {**ident, "executor": executor}
         plan = []
         for case in cases:
             # The inputs' contents change the answer, so they are part of the key.

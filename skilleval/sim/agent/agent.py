@@ -66,6 +66,8 @@ def agent_turn(body: dict[str, Any], seed: bytes = b"") -> list[dict[str, Any]] 
             return [{"type": "text", "text": f"This looks like a job for the {fired} skill."},
                     _use("load_skill", {"name": fired})]
     guide = next((_text(r.get("content")) for c, r in loads if r and not r.get("is_error")), "")
+    if guide.startswith("Base directory for this skill:"):  # the skill's body follows that line
+        guide = guide.split("\n\n", 1)[-1]
     if not any(c["name"] == "list_files" for c, _ in done):
         return [_use("list_files", {"path": "."})]
     listed_files = next(_text(r.get("content")) for c, r in done if c["name"] == "list_files" and r)
