@@ -71,4 +71,8 @@ def expand_variant_args(args: list[str]) -> list[str]:
     chosen = glob.filter(names)
     if not chosen:
         raise UserError(f"variant={value}: matches none of {', '.join(names)}")
+    if len(chosen) > 1 and not {"-m", "--multirun"} & set(args):  # else Hydra's "ambiguous
+        # value" message quotes a list the user never typed
+        raise UserError(f"variant={value} picks {len(chosen)} variants ({', '.join(chosen)}): "
+                        "add -m to sweep over them, or choose one with variant=NAME")
     return [*args[:i], f"variant={','.join(chosen)}", *args[i + 1:]]

@@ -133,8 +133,12 @@ def test_glob_expansion_uses_hydras_glob(tmp_path):
     vfile.write_text("short: S.\nlong: L.\nlonger: LL.\n")
     assert expand_variant_args(["-m", f"variants={vfile}", "variant=glob(*)"])[-1] == \
         "variant=long,longer,original,short"
-    assert expand_variant_args([f"variants={vfile}", "variant=glob(*,exclude=long*)"])[-1] == \
+    assert expand_variant_args(["--multirun", f"variants={vfile}", "variant=glob(*,exclude=long*)"])[-1] == \
         "variant=original,short"
+    assert expand_variant_args([f"variants={vfile}", "variant=glob(sh*)"])[-1] == "variant=short"
+    # several without -m: our line, not Hydra's "ambiguous value" quoting a list never typed
+    with pytest.raises(UserError, match=r"picks 2 variants \(original, short\): add -m"):
+        expand_variant_args([f"variants={vfile}", "variant=glob(*,exclude=long*)"])
     with pytest.raises(UserError, match="matches none"):
         expand_variant_args([f"variants={vfile}", "variant=glob(zz*)"])
     with pytest.raises(UserError, match="needs exactly one variants=FILE"):
