@@ -331,9 +331,7 @@ def _run_hydra(args: list[str]) -> int:
     if {"--help", "-h", "--hydra-help"} & set(args):  # help still answers, and says this
         from skilleval.registry import default_registry
 
-        for clash in default_registry().clashes:
-            print(f"skilleval: warning: {visible_line(clash)}; runs refuse to start until one is "
-                  "removed", file=sys.stderr)
+        default_registry().warn_clashes("warning")
     check_overrides(args)
     _refuse_abbreviated_flags(args)
     # Let configuration errors reach us (instead of Hydra printing a trace and exiting 1).

@@ -113,9 +113,7 @@ def plugins_main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     registry = default_registry()
     regs = registry.all()
-    for clash in registry.clashes:  # listed still, so the user can see what clashes with what
-        print(f"skilleval: error: {visible_line(clash)}; runs refuse to start until one is removed",
-              file=sys.stderr)
+    registry.warn_clashes("error")  # listed still, so the user can see what clashes with what
     # Unusable components and plugins that failed to load were warned about while loading;
     # listing them must not exit 0 either, or `skilleval plugins` in CI passes a broken install.
     from skilleval.registry import LOAD_FAILURES

@@ -74,6 +74,14 @@ class Registry:
             return
         self.entries[key] = reg
 
+    def warn_clashes(self, level: str) -> None:
+        """One stderr line per clash (``--help`` warns, ``skilleval plugins`` errs)."""
+        from skilleval.terminal import visible_line  # plugin names are not ours
+
+        for clash in self.clashes:
+            print(f"skilleval: {level}: {visible_line(clash)}; runs refuse to start until one is "
+                  "removed", file=sys.stderr)
+
     def require_unique(self) -> None:
         """UserError (exit 2) when two plugins registered one name: which one a run would use
         is not the user's choice."""
