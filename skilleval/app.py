@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # imported where used: a config refused before the run needs 
     from skilleval.trigger.runner import TrialRunner
 
 T = TypeVar("T")
+CLOSE_WAIT_S = 10.0  # what closing a job waits for the tasks it cancels
 
 
 @dataclass
@@ -92,8 +93,9 @@ class JobContext:
                 pending = asyncio.all_tasks(self._loop)
                 for task in pending:
                     task.cancel()
-                if pending:
-                    self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+                if pending:  # bounded: a task cancelled while its subprocess was being spawned
+                    # never finished, and waiting for it hung the job after its results were out
+                    self._loop.run_until_complete(asyncio.wait(pending, timeout=CLOSE_WAIT_S))
             if self._executor is not None:
                 executor, self._executor = self._executor, None
                 self.run(executor.aclose())

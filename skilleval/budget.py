@@ -5,9 +5,13 @@ a check of the money spent so far lets every one of them start, and each then ad
 cost after the cap was reached (seen: $0.0086 against a $0.005 cap). So `reserve()` books
 a call and an estimate of its cost against the cap, and `charge_usd()` replaces the
 estimate by the real cost. The estimate is `HEADROOM` times the dearest single call seen so
-far: calls of one job vary in output length (serve-sim's trigger trials: ±20 %), so the cap
-holds unless one call costs more than twice the dearest before it. Until one call has been
-priced the estimate is unknown, so `areserve()` lets only one call be in flight at a time.
+far (calls of one job vary in output length: serve-sim's trigger trials ±20 %), or, when the
+backend can say it (``worst_cost_usd``), the most a call as large as the largest so far could
+cost with all its input at the dearest cache-write rate, if that is more. Why both: what the
+prompt cache held makes one call cost up to 20 times another of the same size (through the
+CLI: $0.0048 for a trial stopped at its decision, then $0.0174 for the next, which answered),
+and with the dearest-call rule alone a $0.05 cap was passed by a third. Until one call has
+been priced the estimate is unknown, so `areserve()` lets only one call be in flight at a time.
 
 A stop is recorded in `stopped` so that the job can report it and exit with its own code
 (4) even when the loop that hit it caught the exception and kept what it had learned.
@@ -36,6 +40,8 @@ class Budget:
     in_flight: int = 0
     #: the dearest single call seen so far (None until one was priced)
     per_call_usd: float | None = None
+    #: the most any call seen so far could have cost at the dearest input rate (0: unknown)
+    bound_usd: float = 0.0
     #: why the budget stopped the job (None while it has not)
     stopped: str | None = None
     #: calls of `max_calls` kept for a later phase (see `holding`), and what that phase is
@@ -61,17 +67,21 @@ class Budget:
             self._stop(f"budget.max_calls={self.max_calls} reached ({self.calls} calls made{held})")
         if not self._money_fits(calls):
             self._stop(f"budget.max_usd={self.max_usd} reached (${self.usd:.4f} spent, "
-                       f"{self.in_flight} call(s) in flight, next call ≈ "
-                       f"${HEADROOM * (self.per_call_usd or 0.0):.4f})")
+                       f"{self.in_flight} call(s) in flight, next call up to "
+                       f"${self._next_call_usd():.4f})")
         self.calls += calls
         self.in_flight += calls
 
     def _money_fits(self, calls: int) -> bool:
         """The money cap has room for `calls` more beside those in flight, each booked at
         `HEADROOM` times the dearest call so far (True without a money cap)."""
-        est = HEADROOM * (self.per_call_usd or 0.0)
+        est = self._next_call_usd()
         return self.max_usd is None or (self.usd < self.max_usd and
                                         self.usd + (self.in_flight + calls) * est <= self.max_usd * (1 + 1e-9))
+
+    def _next_call_usd(self) -> float:
+        """What one more call is booked at (see the module's docstring)."""
+        return max(HEADROOM * (self.per_call_usd or 0.0), self.bound_usd)
 
     async def areserve(self, calls: int = 1) -> None:
         """`reserve()`, waiting first while a money cap is set and either no call has been
@@ -86,11 +96,15 @@ class Budget:
             await self._settled.wait()
         self.reserve(calls)
 
-    def charge_usd(self, usd: float, calls: int = 1, *, priced: bool = True) -> None:
+    def charge_usd(self, usd: float, calls: int = 1, *, priced: bool = True,
+                   bound_usd: float | None = None) -> None:
         """Settle `calls` reserved calls that cost `usd` in all. `priced=False` for a call
         whose cost says nothing about the next one (it failed before an answer): a free
-        error must not set the estimate to zero."""
+        error must not set the estimate to zero. `bound_usd`: the most one of these calls
+        could have cost (`worst_cost_usd`), kept as a floor for the next call's booking."""
         self.usd += usd
+        if bound_usd:
+            self.bound_usd = max(self.bound_usd, float(bound_usd))
         self.in_flight = max(0, self.in_flight - calls)
         if calls and (priced or usd > 0):
             per = usd / calls
@@ -139,7 +153,8 @@ class MeteredBackend:
             self._budget.charge_usd(0.0, priced=False)
             raise
         cost = float(getattr(reply, "cost_usd", 0.0) or 0.0)
-        self._budget.charge_usd(cost)
+        self._budget.charge_usd(cost, bound_usd=call_bound(self._inner, getattr(reply, "input_tokens", 0),
+                                                          getattr(reply, "output_tokens", 0)))
         self.calls += 1
         self.usd += cost
         return reply
@@ -148,3 +163,17 @@ class MeteredBackend:
 def metered(backend: Any, budget: Budget | None) -> Any:
     """``backend`` booked against ``budget`` (itself when there is no budget)."""
     return backend if budget is None else MeteredBackend(backend, budget)
+
+
+def call_bound(backend: Any, input_tokens: int, output_tokens: int) -> float | None:
+    """The most a call of this size could cost on `backend` (its optional
+    ``worst_cost_usd``; None when it cannot say). The output is doubled (`HEADROOM`): a trial
+    stopped at its decision wrote less than the next one may."""
+    worst = getattr(backend, "worst_cost_usd", None)
+    if not callable(worst) or not (input_tokens or output_tokens):
+        return None
+    try:
+        value = worst(int(input_tokens or 0), int(HEADROOM * (output_tokens or 0)))
+    except Exception:  # noqa: BLE001 - a plugin's pricing bug must not stop the run
+        return None
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None

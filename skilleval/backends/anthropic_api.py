@@ -29,7 +29,7 @@ from skilleval.backends.api_listing import LAYOUTS, ORIENT_TOOLS, build_request,
 from skilleval.backends.api_turns import Turns, add_tokens, skill_name
 from skilleval.backends.base import BaseBackend
 from skilleval.backends.params import AnthropicApiParams, check_bounds
-from skilleval.backends.pricing import TokenCounts, cost_usd, tokens_from_usage
+from skilleval.backends.pricing import TokenCounts, cost_usd, tokens_from_usage, worst_case_usd
 from skilleval.backends.retry import AdaptiveLimiter, Failure, backoff_delay, classify
 from skilleval.domain import Completion, Outcome, Trial, TrialResult
 from skilleval.errors import HarnessError, UserError
@@ -281,6 +281,10 @@ class AnthropicApiBackend(BaseBackend):
     def estimate_cost_usd(self, input_tokens: int, output_tokens: int) -> float | None:
         return cost_usd(self.model, TokenCounts(input_tokens, output_tokens),
                         batch=self.params.batch, pricing_file=self.params.pricing_file)
+
+    def worst_cost_usd(self, input_tokens: int, output_tokens: int) -> float | None:
+        return worst_case_usd(self.model, input_tokens, output_tokens, batch=self.params.batch,
+                              pricing_file=self.params.pricing_file)
 
     async def aclose(self) -> None:
         if self._batcher is not None:

@@ -83,6 +83,11 @@ class BaseBackend:
     def estimate_cost_usd(self, input_tokens: int, output_tokens: int) -> float | None:
         return None
 
+    def worst_cost_usd(self, input_tokens: int, output_tokens: int) -> float | None:
+        """The most a call of this size could cost (all input at the dearest cache-write
+        rate), which `budget.max_usd` books for each call in flight; None: unknown."""
+        return None
+
     def use_store(self, root: Path) -> None:
         """Told once per job where the store is, for state that must survive a crash (the API
         backend keeps its Message Batch ids there). Default: nothing to keep."""

@@ -45,7 +45,7 @@ from skilleval.backends.cli_process import (
 )
 from skilleval.backends.cli_stream import CliRun, reported_api_wait_s
 from skilleval.backends.params import ClaudeCliParams, check_bounds
-from skilleval.backends.pricing import cost_usd
+from skilleval.backends.pricing import cost_usd, worst_case_usd
 from skilleval.domain import Completion, Outcome, Skill, Trial, TrialResult
 from skilleval.errors import HarnessError, UserError
 from skilleval.excerpt import make_excerpt
@@ -189,10 +189,13 @@ class ClaudeCliBackend(BaseBackend):
                 if run.api_error_status is not None else run.error_text())
         else:
             outcome = Outcome.NOT_TRIGGERED
+        # One price for every trial: the table's; the CLI's own total only for a model it lacks.
+        # A decided trial has no total, and the CLI prices a model it does not know by its own
+        # table (sim-1: 4 times ours), so no bound from the table (worst_cost_usd) held.
         tokens = run.tokens()
-        cost = run.cost_usd()
+        cost = cost_usd(self.model, tokens, pricing_file=self.params.pricing_file)
         if cost is None:
-            cost = cost_usd(self.model, tokens, pricing_file=self.params.pricing_file) or 0.0
+            cost = run.cost_usd() or 0.0
         return TrialResult(
             key=trial.key, outcome=outcome, fired=run.fired, position=run.position,
             latency_ms=(time.perf_counter() - start) * 1000, input_tokens=tokens.total_input,
@@ -278,6 +281,9 @@ class ClaudeCliBackend(BaseBackend):
         return status
 
     # -- text ---------------------------------------------------------------------------------
+
+    def worst_cost_usd(self, input_tokens: int, output_tokens: int) -> float | None:
+        return worst_case_usd(self.model, input_tokens, output_tokens, pricing_file=self.params.pricing_file)
 
     async def execute(self, request: Any) -> Any:
         """Run a functional task: see `skilleval.backends.cli_executor`."""

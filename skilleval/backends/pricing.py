@@ -96,3 +96,15 @@ def tokens_from_usage(usage: Any) -> TokenCounts:
     write_1h = int(get(detail, "ephemeral_1h_input_tokens") or 0) if detail else 0
     return TokenCounts(int(get(usage, "input_tokens") or 0), int(get(usage, "output_tokens") or 0),
                        int(get(usage, "cache_read_input_tokens") or 0), write - write_1h, write_1h)
+
+
+def worst_case_usd(model: str, input_tokens: int, output_tokens: int, *, batch: bool = False,
+                   pricing_file: str | None = None) -> float | None:
+    """What a call of this size could cost at most: every input token written to the 1-hour
+    cache (the dearest input rate) and the output as given. Why the budget needs it: one
+    request costs up to 20 times another of the same size, depending on what the cache held
+    (seen through the CLI: a trial stopped at its decision $0.0048, one that answered $0.0174,
+    both 15,050 tokens), so the dearest call so far is no bound for the next one."""
+    return cost_usd(model, TokenCounts(output_tokens=output_tokens, cache_write_1h_tokens=input_tokens),
+                    batch=batch, pricing_file=pricing_file)
+

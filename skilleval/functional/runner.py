@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from skilleval import sample_key
-from skilleval.budget import metered
+from skilleval.budget import call_bound, metered
 from skilleval.errors import BudgetExhausted
 from skilleval.execution import (ExecutionRequest, ExecutionResult, blob_path,
                                  execution_key, prepare_sandbox, resolve_inside,
@@ -167,7 +167,8 @@ class FunctionalRunner:
                 res = ExecutionResult(req.key, status="error", error=f"{type(exc).__name__}: {exc}",
                                       duration_s=time.perf_counter() - started)
         if self.job.budget is not None:  # settles the reservation, free calls too
-            self.job.budget.charge_usd(res.cost_usd)
+            self.job.budget.charge_usd(res.cost_usd, bound_usd=call_bound(
+                self.job.backend, res.input_tokens, res.output_tokens))
         store_blobs(req.sandbox, res.outputs, self.blobs)
         rec.result = res
         self.stats["executions_run"] += 1

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from skilleval.backends.base import Backend
-from skilleval.budget import Budget
+from skilleval.budget import Budget, call_bound
 from skilleval.domain import ListedSkill, Outcome, Skill, Trial, TrialResult, TriggerCase
 from skilleval.errors import BudgetExhausted, HarnessError, UserError
 from skilleval.executors.base import Executor, LocalExecutor
@@ -379,7 +379,8 @@ class TrialRunner:
         self.calls_made += 1
         self.cost_usd += result.cost_usd
         if self.budget is not None:
-            self.budget.charge_usd(result.cost_usd, priced=result.outcome.valid)
+            self.budget.charge_usd(result.cost_usd, priced=result.outcome.valid, bound_usd=call_bound(
+                self.backend, result.input_tokens, result.output_tokens))
         if result.outcome.valid:
             self._memo[trial.key] = result
         if self.recorder is not None:

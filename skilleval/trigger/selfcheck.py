@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable
 
+from skilleval.budget import call_bound
 from skilleval.domain import Outcome, Skill, Trial, TrialResult, TriggerCase
 from skilleval.errors import HarnessError
 from skilleval.store import keys as keymod
@@ -77,16 +78,17 @@ async def _run(backend: Any, trial: Trial, budget: Any = None) -> TrialResult:
     Control calls are paid like any other, so they go through the job's budget."""
     if budget is not None:
         await budget.areserve()
-    cost, priced = 0.0, False
+    cost, priced, bound = 0.0, False, None
     try:
         result = await backend.run_trial(trial)
         cost, priced = result.cost_usd, result.outcome.valid
+        bound = call_bound(backend, result.input_tokens, result.output_tokens)
         return result
     except Exception as exc:  # noqa: BLE001
         return TrialResult(trial.key, Outcome.ERROR, error=f"{type(exc).__name__}: {exc}"[:300])
     finally:
         if budget is not None:
-            budget.charge_usd(cost, priced=priced)
+            budget.charge_usd(cost, priced=priced, bound_usd=bound)
 
 
 Recorder = Callable[[Trial, TrialResult, TriggerCase, Skill], None]
@@ -112,10 +114,17 @@ async def self_check(backend: Any, skill: Skill, distractors: list[Skill], budge
             recorder(t, r, TriggerCase(t.case_id, t.query, t.case_id.endswith("positive")), skill)
         return r
 
-    results = await asyncio.gather(*(one(t) for t in pos + neg))
-    sent = sum(1 for t in pos + neg if t.key not in stored)
+    # Every control runs to its end before a budget stop is raised: a plain gather raised the
+    # first stop and left the other controls' CLI processes half-spawned on the loop, and
+    # closing the job then waited for them for ever (budget.max_calls=3 hung the run).
+    outcome = await asyncio.gather(*(one(t) for t in pos + neg), return_exceptions=True)
     if spent is not None:  # only what was sent: stored controls cost nothing this time
-        spent([r for t, r in zip(pos + neg, results) if t.key not in stored])
+        spent([r for t, r in zip(pos + neg, outcome) if t.key not in stored and isinstance(r, TrialResult)])
+    stop = next((r for r in outcome if isinstance(r, BaseException)), None)
+    if stop is not None:
+        raise stop
+    results: list[TrialResult] = list(outcome)  # type: ignore[arg-type]
+    sent = sum(1 for t in pos + neg if t.key not in stored)
     pos_r, neg_r = list(results[:REPEATS]), list(results[REPEATS:])
     problems: list[str] = []
     if not skill.model_invocable:

@@ -3,6 +3,7 @@ exits 4, and calls in flight are booked against the cap so spending never passes
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -212,3 +213,41 @@ def test_trigger_opt_plan_counts_the_self_check(skilleval_cli, sim: SimProcess) 
                           env={"ANTHROPIC_API_KEY": "sk-ant-test"}, check=0)
     [plan] = [ln for ln in r.stderr.splitlines() if ln.startswith("plan:")]
     assert "calls + ≤6 self-check" in plan, plan
+
+
+def test_a_cheap_first_call_does_not_let_dearer_ones_pass_the_cap() -> None:
+    """The mechanism: a call booked at twice the dearest so far ($0.0048) let a $0.0174 call
+    through; with the backend's bound for a call of that size ($0.03) booked instead, every
+    call that starts fits."""
+    from skilleval.errors import BudgetExhausted
+
+    budget = Budget(max_usd=0.05)
+    budget.reserve()
+    budget.charge_usd(0.0048, bound_usd=0.03)
+    spent = [0.0048]
+    with pytest.raises(BudgetExhausted):
+        while True:
+            budget.reserve()
+            budget.charge_usd(0.0174, bound_usd=0.03)
+            spent.append(0.0174)
+    assert sum(spent) <= 0.05 and len(spent) == 2 and "up to $0.0348" in budget.stopped
+
+
+def test_claude_cli_spending_never_passes_max_usd(skilleval_cli, sim: SimProcess, claude_bin: str) -> None:  # noqa: ANN001
+    """The real CLI through serve-sim: a trial stopped at its decision costs $0.005 (our price
+    table, mostly cache reads), one that answers on a cold cache $0.077 (the CLI's own total,
+    which prices sim-1 by its own table). Booked at twice the dearest call so far, the
+    self-check's first negative control started with $0.015 spent and passed a $0.05 cap
+    ($0.0665 seen). A first run that pays for the positive controls only warms the cache for
+    them, so in the second (its own store) they are cheap and the negative ones are not."""
+    common = ("+experiment=trigger_eval", "progress=false", "backend=claude_cli",
+              f"backend.executable={claude_bin}", f"backend.base_url={sim.url}", "backend.model=sim-1",
+              "trigger.runs=1", f"skill={EXAMPLES / 'csv-tidy'}")
+    skilleval_cli.run(*common, "budget.max_calls=3", check=4)  # the positive controls only
+    cap = 0.05
+    r = skilleval_cli.run(*common, f"budget.max_usd={cap}", f"store.root={skilleval_cli.store}-2")
+    assert r.returncode == 4, r.stderr[-2000:]
+    store = Store(Path(f"{skilleval_cli.store}-2"))
+    costs = [x["cost_usd"] for t in ("controls", "trials") if t in store.tables()
+             for x in store.query(f"select cost_usd from {t} order by ts").to_pylist()]
+    assert costs and 0 < sum(costs) <= cap, costs
