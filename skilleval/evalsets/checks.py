@@ -9,7 +9,7 @@ Each finding names the entries it is about (``entry 3 (q003)``):
 * **leaky** — a query naming the skill outright (`text.names_skill`);
 * **cross-split** — near-duplicates in different train/validation/test splits (a test query
   that is a paraphrase of a train query is not held out);
-* **never discriminates** — from stored runs (DuckDB over the store's ``trials`` view), a
+* **never discriminates** — from stored runs (DuckDB over the store's ``trials`` view, judged by the file's labels), a
   query that passed under every one of two or more descriptions tried by the same backend and
   model: it cannot tell them apart. Errors and timeouts are left out of the verdicts (never
   counted as a "no").
@@ -106,16 +106,19 @@ def stored_findings(rows: Sequence[dict[str, Any]], skill_name: str | None, stor
     con = store.connect()
     try:
         # typed: pyarrow infers a type by asking pandas (store.pandas_probe)
-        con.register("wanted", pa.table({"q": pa.array([r["query"] for r in rows], pa.string())}))
+        # the label is the file's, not the one stored with old runs (the author may have fixed it)
+        labels = {r["query"]: bool(r["should_trigger"]) for r in rows}
+        con.register("wanted", pa.table({"q": pa.array(list(labels), pa.string()),
+                                         "st": pa.array(list(labels.values()), pa.bool_())}))
         # Descriptions are compared within one backend and model: verdicts of description A
         # on one model and B on another differ by the model as much as by the description.
         result = con.execute(
             """WITH per AS (
-                 SELECT query, should_trigger, backend, model, description,
+                 SELECT query, any_value(wanted.st) AS should_trigger, backend, model, description,
                         count(*) FILTER (WHERE outcome IN ('triggered', 'not_triggered')) AS valid,
                         count(*) FILTER (WHERE outcome = 'triggered') AS hits
-                 FROM trials WHERE skill = ? AND query IN (SELECT q FROM wanted)
-                 GROUP BY query, should_trigger, backend, model, description)
+                 FROM trials JOIN wanted ON trials.query = wanted.q WHERE skill = ?
+                 GROUP BY query, backend, model, description)
                SELECT query, concat_ws(' ', backend, model), count(*) AS descriptions,
                       bool_and(CASE WHEN should_trigger THEN hits >= ? * valid
                                     ELSE hits < ? * valid END) AS always

@@ -129,6 +129,15 @@ def test_never_discriminating_queries_from_stored_runs(tmp_path: Path, skilleval
     found = {f["message"].split(": ", 1)[1].strip("'") for f in json.loads(proc.stdout)["findings"]
              if f["kind"] == "never-discriminates"}
     assert {q[:69] for q in always} == {m.rstrip("…")[:69] for m in found}
+    # the author flips every label: verdicts follow the file's labels, not the stored ones
+    entries = json.loads(cases.read_text())
+    cases.write_text(json.dumps([{**e, "should_trigger": not e["should_trigger"]} for e in entries]))
+    proc = skilleval_cli.run("check-evals", str(cases), "--skill", str(skill), "--store", str(skilleval_cli.store),
+                             "--format", "json")
+    found = {f["message"].split(": ", 1)[1].strip("'") for f in json.loads(proc.stdout)["findings"]
+             if f["kind"] == "never-discriminates"}
+    never_passed = {e["query"] for e in entries} - (passed[0] | passed[1])
+    assert {q[:69] for q in never_passed} == {m.rstrip("…")[:69] for m in found}
 
 
 def test_descriptions_on_different_models_are_not_compared(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN001
