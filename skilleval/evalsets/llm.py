@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from skilleval import sample_key
 from skilleval.domain import Skill
 from skilleval.errors import HarnessError
 from skilleval.evalsets.offline import _nearest_span, draft_offline
@@ -151,11 +152,12 @@ async def draft_llm(skill: Skill, competitors: Sequence[Skill], n: int, positive
     state = Drafting()
     need = {True: positives, False: n - positives}
     problems: list[str] = []
-    for _attempt in range(max_attempts):
+    for attempt in range(max_attempts):
         prompt = build_prompt(skill, competitors, need[True], need[False], state.rows, problems)
         if budget is not None:
             budget.reserve(1)
-        completion = await backend.complete(prompt, max_tokens=max_tokens)
+        with sample_key.keyed(f"draft|{attempt}"):  # the same draft on every run (sample_key)
+            completion = await backend.complete(prompt, max_tokens=max_tokens)
         if budget is not None:
             budget.charge_usd(completion.cost_usd)
         state.calls += 1

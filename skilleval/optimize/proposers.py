@@ -35,6 +35,7 @@ from typing import Any, Protocol
 
 import yaml
 
+from skilleval import sample_key
 from skilleval.errors import HarnessError
 
 # The request types live in `proposal` (the prompt module needs them too); re-exported here.
@@ -119,7 +120,10 @@ class LLMProposer:
             for attempt in range(1, self.params.max_attempts + 1):
                 if budget is not None:
                     budget.reserve(1)
-                completion = await backend.complete(prompt, max_tokens=self.params.max_tokens)
+                # keyed: a simulator answers this (prompt, variant, attempt) the same way on every
+                # run, not by how many times its server was asked it (skilleval.sample_key)
+                with sample_key.keyed(f"propose|{variant}|{attempt}"):
+                    completion = await backend.complete(prompt, max_tokens=self.params.max_tokens)
                 if budget is not None:
                     budget.charge_usd(completion.cost_usd)
                 self.calls_made += 1

@@ -249,3 +249,17 @@ def test_too_little_material_names_a_draft_n_that_works(tmp_path: Path, skilleva
     skilleval_cli.run("+experiment=draft_evals", f"skill={skill}", f"draft.n={m.group(1)}",
                       "progress=false", check=0)
     assert len(json.loads((skill / "evals" / "trigger_eval.json").read_text())) == int(m.group(1))
+
+
+def test_the_same_draft_twice_on_one_server_is_the_same(tmp_path: Path, skilleval_cli, sim) -> None:  # noqa: ANN001
+    """serve-sim answers a repeated identical prompt with its next sample; the drafter's
+    requests were not keyed (``skilleval.sample_key``), so the same command on one server
+    drafted other queries the second time. They are keyed by attempt now."""
+    drafts = []
+    for name in ("a", "b"):
+        skill = fresh_skill(tmp_path / name, "changelog-writer")
+        skilleval_cli.run("+experiment=draft_evals", f"skill={skill}", "backend=anthropic_api",
+                          f"backend.base_url={sim.url}", "backend.model=sim-1", "draft.n=10",
+                          "progress=false", env={"ANTHROPIC_API_KEY": "sk-ant-test-0000"}, check=0)
+        drafts.append(json.loads((skill / "evals" / "trigger_eval.json").read_text()))
+    assert len(drafts[0]) == 10 and drafts[0] == drafts[1]
