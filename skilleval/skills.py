@@ -18,7 +18,6 @@ import yaml
 
 from skilleval.domain import Skill
 from skilleval.errors import UserError
-from skilleval.paths import contained
 from skilleval.textfiles import first_surrogate
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
@@ -146,58 +145,6 @@ def resources_hash(root: Path) -> str:
         if f.stat().st_mode & 0o111:
             h.update(b"\2x")
     return h.hexdigest()[:16] if files else ""
-
-
-def install_skill(skill: Skill, dest: Path) -> None:
-    """Install `skill` as a real skill folder at `dest`: its resource files copied, and its
-    SKILL.md as the user wrote it, or, for a candidate description, the original frontmatter
-    with only the description replaced."""
-    dest.mkdir(parents=True, exist_ok=True)
-    if skill.path is not None and skill.path.is_dir():  # (a Skill built in code has no folder)
-        for f in resource_files(skill.path):
-            if not f.is_file() or f.is_symlink() and not f.resolve().is_relative_to(skill.path):
-                continue
-            target = contained(dest, f.relative_to(skill.path))
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(f, target)  # with its mode: a script the skill runs stays executable
-    original = None if skill.path is None else skill.path / "SKILL.md" if skill.path.is_dir() else skill.path
-    if original is not None and original.is_file() and _file_description(original) == skill.description:
-        shutil.copyfile(original, dest / "SKILL.md")  # the user's file, byte for byte
-        return
-    if original is not None and original.is_file() and skill.frontmatter.get("name") == skill.name:
-        try:  # the user's file with only the description replaced (comments, spelling kept)
-            text = described_anew(original.read_bytes().decode("utf-8"), skill.description, original)
-        except (UserError, UnicodeDecodeError):
-            pass  # a layout that cannot be edited in place: the frontmatter re-rendered below
-        else:
-            contained(dest, "SKILL.md").write_bytes(text.encode("utf-8"))
-            return
-    fm = {**skill.frontmatter, "name": skill.name, "description": skill.description}
-    contained(dest, "SKILL.md").write_text(f"---\n{render_frontmatter(fm)}---\n{skill.body}", encoding="utf-8")
-
-
-SKILLS_DIR = ".claude/skills"  # where an agent finds installed skills, relative to its folder
-
-
-def install_skills(skills: Any, workdir: Path) -> None:
-    """`skills` installed as real skill folders (resources included) under
-    ``workdir/.claude/skills/<name>``, where Claude Code looks for project skills; both
-    executors install them there, and the API executor's ``load_skill`` names that folder as
-    Claude Code's Skill tool does, so a skill's scripts/ and references/ can be read."""
-    skills_dir = workdir / SKILLS_DIR
-    skills_dir.mkdir(parents=True, exist_ok=True)
-    for s in skills:
-        install_skill(s, contained(skills_dir, s.name))
-
-
-def _file_description(md: Path) -> str | None:
-    """The description SKILL.md holds on disk (`Skill.with_description` changes only memory)."""
-    try:
-        fm, _ = split_frontmatter(md.read_text(encoding="utf-8"), md)
-    except (OSError, UnicodeDecodeError, UserError):
-        return None
-    value = fm.get("description")
-    return value.strip() if isinstance(value, str) else None
 
 
 #: skill-creator: "SKILL.md body (ideally under 500 lines) loads on trigger"

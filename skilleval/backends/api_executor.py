@@ -23,7 +23,7 @@ from typing import Any
 
 from skilleval.execution import (EXECUTOR_MARKER, ExecutionRequest, ExecutionResult,
                                  collect_outputs, resolve_inside, snapshot)
-from skilleval.skills import SKILLS_DIR, install_skills
+from skilleval.skill_install import SKILLS_DIR, install_skills
 
 MAX_READ = 200_000
 SKILL_BASE = "Base directory for this skill:"  # Claude Code's first line of a loaded skill

@@ -52,7 +52,7 @@ from skilleval.excerpt import make_excerpt
 from skilleval.paths import contained
 from skilleval import sample_key
 from skilleval.sim.protocol import SIM_KEY, hint_value, is_loopback, sample_hint
-from skilleval.skills import install_skill
+from skilleval.skill_install import install_skill
 
 _SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 

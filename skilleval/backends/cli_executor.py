@@ -32,7 +32,7 @@ def cli_tools(names: tuple[str, ...]) -> list[str]:
 
 def install_skills(request: ExecutionRequest) -> None:
     """The arm's skills as real skill folders, resources (scripts/, references/) included."""
-    from skilleval.skills import install_skills as install
+    from skilleval.skill_install import install_skills as install
 
     install(request.skills, request.sandbox)
 

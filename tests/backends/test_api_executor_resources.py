@@ -18,7 +18,8 @@ from skilleval.backends.api_executor import execute_via_api, run_tool
 from skilleval.backends.params import AnthropicApiParams
 from skilleval.execution import ArmSettings, ExecutionRequest, prepare_sandbox
 from skilleval.functional.tasks import load_evals
-from skilleval.skills import install_skills, load_skill
+from skilleval.skill_install import install_skills
+from skilleval.skills import load_skill
 
 REPO = Path(__file__).resolve().parents[2]
 CSV_TIDY = REPO / "experiments" / "csv-tidy"

@@ -10,7 +10,7 @@ from hostile_files import write_skill
 
 from skilleval.domain import ListedSkill, Skill, Trial
 from skilleval.paths import PathEscape, contained
-from skilleval.skills import install_skill
+from skilleval.skill_install import install_skill
 
 REPO = Path(__file__).resolve().parents[2]
 CSV_TIDY = REPO / "experiments" / "csv-tidy"

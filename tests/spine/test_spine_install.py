@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skilleval.skills import install_skill, load_skill, validate_skill
+from skilleval.skill_install import install_skill
+from skilleval.skills import load_skill, validate_skill
 
 
 def _skill(root: Path) -> Path:

@@ -193,7 +193,7 @@ def test_write_description_changes_nothing_but_the_description(tmp_path: Path, d
 def test_a_candidate_installs_with_only_its_description_changed(tmp_path: Path) -> None:
     """What Claude sees for a candidate description is the user's SKILL.md with that one value
     replaced, not a re-rendered frontmatter."""
-    from skilleval.skills import install_skill
+    from skilleval.skill_install import install_skill
 
     d = tmp_path / "csv-tidy"
     d.mkdir()
@@ -215,7 +215,7 @@ def test_validate_refuses_control_characters_in_the_description(tmp_path: Path) 
 def test_an_installed_skill_keeps_its_scripts_executable(tmp_path: Path) -> None:
     """The trial folder's copy of scripts/helper.py lost its executable bit, so a skill telling
     Claude to run it got 'permission denied'; the bit also counts in resources_hash."""
-    from skilleval.skills import install_skill
+    from skilleval.skill_install import install_skill
 
     d = write_skill(tmp_path, "csv-tidy", "Original description.")
     (d / "scripts").mkdir()
