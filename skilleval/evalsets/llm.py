@@ -9,24 +9,23 @@ what is still missing, up to ``max_attempts`` requests. A ``span`` that is not a
 SKILL.md is re-matched to the nearest sentence (the query is still good) and noted.
 
 The simulator answers this prompt (``[[skilleval-task: draft-trigger-evals]]``) from the
-prompt's own content with the offline drafter, so the whole path, re-asks included, runs
-offline and against serve-sim.
+prompt's own content with the offline drafter (``skilleval.sim.drafter_responder``), so the
+whole path, re-asks included, runs offline and against serve-sim.
 """
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Sequence
 
 from skilleval import sample_key
 from skilleval.domain import Skill
 from skilleval.errors import HarnessError
-from skilleval.evalsets.offline import _nearest_span, draft_offline
+from skilleval.evalsets.offline import _nearest_span
 from skilleval.evalsets.similar import is_near
 from skilleval.evalsets.text import names_skill
-from skilleval.sim.completion import register_responder, task_marker
+from skilleval.task_marker import task_marker
 
 TASK = "draft-trigger-evals"
 _FENCE = re.compile(r"\A```(?:json)?\s*\n(.*)\n```\s*\Z", re.DOTALL)
@@ -176,45 +175,3 @@ async def draft_llm(skill: Skill, competitors: Sequence[Skill], n: int, positive
         row["id"] = f"q{i:03d}"
     state.rows.sort(key=lambda r: not r["should_trigger"])
     return state
-
-
-# -- the simulated model's answer ------------------------------------------------------------
-
-
-def _read_prompt(prompt: str) -> tuple[Skill, list[Skill], int, int, list[str]]:
-    name = re.search(r"for a Claude Code skill called (\".*?\")\. Claude", prompt)
-    desc = re.search(r"^description: (\".*\")$", prompt, re.MULTILINE)
-    body = re.search(r"<skill_content>\n---\n.*?\n---\n(.*?)\n</skill_content>", prompt, re.DOTALL)
-    comps = re.search(r"<competitors>\n(.*?)</competitors>", prompt, re.DOTALL)
-    counts = re.search(r"should_trigger=true: (\d+); should_trigger=false: (\d+)\.", prompt)
-    accepted = re.search(r"Already accepted.*?:\n(.*?)(?:\n\n|\Z)", prompt, re.DOTALL)
-    skill = Skill(json.loads(name.group(1)) if name else "skill",
-                  json.loads(desc.group(1)) if desc else "", body.group(1) if body else "", Path("."), {})
-    competitors = []
-    for line in (comps.group(1).splitlines() if comps else []):
-        if m := re.match(r'^- (".*?"): (".*")$', line):
-            competitors.append(Skill(json.loads(m.group(1)), json.loads(m.group(2)), "", Path("."), {}))
-    seen = [json.loads(x) for x in re.findall(r"^- (\".*\")$", accepted.group(1), re.MULTILINE)] if accepted else []
-    pos, neg = (int(counts.group(1)), int(counts.group(2))) if counts else (10, 10)
-    return skill, competitors, pos, neg, seen
-
-
-def simulated_answer(prompt: str, seed: bytes) -> str:
-    """What the stub backend and serve-sim answer: the offline drafter's rows for what the
-    prompt asks (a baseline, not a model). One answer in five opens with a sentence of prose
-    before the JSON, as chatty models do, which the strict parser must refuse and re-ask."""
-    skill, competitors, pos, neg, seen = _read_prompt(prompt)
-    rows = draft_offline(skill, competitors, (pos + neg) * 2 + 4, pos + 2, seed=int.from_bytes(seed[:4], "big"))
-    out: list[dict[str, Any]] = []
-    want = {True: pos, False: neg}
-    for r in rows:
-        if want[r["should_trigger"]] > 0 and not is_near(r["query"], seen):
-            want[r["should_trigger"]] -= 1
-            out.append({k: r[k] for k in ("query", "should_trigger", "rationale", "span")})
-    text = json.dumps(out, ensure_ascii=False, indent=1)
-    if seed[1] % 5 == 0 and "Your previous answer had problems" not in prompt:
-        return "Sure! Here are the queries you asked for:\n" + text
-    return text
-
-
-register_responder(TASK, simulated_answer)

@@ -1,8 +1,8 @@
 """Prompts for the grader, the blind comparator and the analyzer, and parsing their JSON replies.
 
-Each prompt carries a task marker (`skilleval.sim.completion.task_marker`), so the offline
+Each prompt carries a task marker (`skilleval.task_marker.task_marker`), so the offline
 simulator answers it through a responder registered in `skilleval.sim.agent.responders`
-(imported at the bottom of this module; the simulator imports this module on first use).
+(the simulator imports it on first use; nothing here imports the simulator).
 Sections are delimited with XML-ish tags that the responders parse back:
 ``<expectations>``, ``<transcript>``, ``<outputs>`` with ``<file path="...">`` children.
 
@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from skilleval.sim.completion import task_marker
+from skilleval.task_marker import task_marker
 
 MAX_FILE_CHARS = 12000
 MAX_TRANSCRIPT_CHARS = 20000
@@ -202,6 +202,3 @@ def validate_notes(data: Any) -> list[str]:
     if not isinstance(data, list) or not all(isinstance(s, str) for s in data):
         raise ValueError("the reply must be a JSON array of strings")
     return data
-
-
-from skilleval.sim.agent import responders as _sim_responders  # noqa: E402,F401  (registers)

@@ -2,29 +2,25 @@
 
 The simulator cannot write prose. Instead, each prompt skilleval itself sends (a proposer
 asking for a description, a grader asking for JSON, ...) carries a task marker line
-``[[skilleval-task: NAME]]``; the module that builds that prompt also registers a
-*responder* for NAME that produces a well-formed answer from the prompt's content by simple,
-documented rules. A prompt with no known marker gets a short generic answer.
+``[[skilleval-task: NAME]]`` (``skilleval.task_marker``); a module of the simulator registers a
+*responder* for NAME (``sim/proposer_responder.py``, ``sim/drafter_responder.py``,
+``sim/agent/responders.py``) that produces a well-formed answer from the prompt's content by
+simple, documented rules. A prompt with no known marker gets a short generic answer.
 
 This keeps the simulator honest (its answers are derived from what it was given) while
 letting every code path that parses model output run offline.
 """
 from __future__ import annotations
 
-import re
 import threading
 from typing import Callable
+
+from skilleval.task_marker import TASK_MARKER, task_marker  # noqa: F401  (re-exported)
 
 Responder = Callable[[str, bytes], str]
 """(prompt, seed) -> answer text. The seed lets a responder vary between samples."""
 
 _RESPONDERS: dict[str, Responder] = {}
-_MARKER = re.compile(r"\[\[skilleval-task:\s*([a-z0-9_\-]+)\s*\]\]")
-
-
-def task_marker(name: str) -> str:
-    """The line to put in a prompt so the simulator knows which responder answers it."""
-    return f"[[skilleval-task: {name}]]"
 
 
 def register_responder(name: str, responder: Responder) -> None:
@@ -33,7 +29,7 @@ def register_responder(name: str, responder: Responder) -> None:
 
 def respond(prompt: str, seed: bytes) -> str:
     _load_builtin_responders()
-    match = _MARKER.search(prompt)
+    match = TASK_MARKER.search(prompt)
     if match and match.group(1) in _RESPONDERS:
         return _RESPONDERS[match.group(1)](prompt, seed)
     words = len(prompt.split())
@@ -44,8 +40,13 @@ _loaded = False
 _load_lock = threading.Lock()
 
 
+# The simulator's own modules that answer skilleval's prompts; each registers on import.
+_BUILTIN_RESPONDERS = ("skilleval.sim.proposer_responder", "skilleval.sim.drafter_responder",
+                       "skilleval.sim.agent.responders")
+
+
 def _load_builtin_responders() -> None:
-    """Import the modules whose prompts the simulator answers (they register on import).
+    """Import the responders for the prompts the simulator answers (they register on import).
 
     serve-sim answers requests on several threads: the flag is set only once the imports
     are done, under a lock, or a concurrent first request would find no responder yet.
@@ -58,11 +59,6 @@ def _load_builtin_responders() -> None:
             return
         import importlib
 
-        for module in ("skilleval.optimize.prompts", "skilleval.functional.prompts",
-                       "skilleval.evalsets.llm"):
-            try:
-                importlib.import_module(module)
-            except ModuleNotFoundError as exc:  # a module not written yet must not break the stub
-                if exc.name != module:
-                    raise
+        for module in _BUILTIN_RESPONDERS:
+            importlib.import_module(module)
         _loaded = True

@@ -10,8 +10,9 @@ import pytest
 
 from opt_helpers import REPO
 from skilleval.optimize import prompts
+from skilleval.sim import proposer_responder
 from skilleval.optimize.proposal import Effect, ProposalRequest, QueryScore, SentenceEffect
-from skilleval.sim.completion import task_marker
+from skilleval.task_marker import task_marker
 from skilleval.skills import load_skill
 from skilleval.trigger.attribution import split_sentences
 
@@ -48,7 +49,7 @@ def test_hostile_sentences_cannot_break_out_of_the_table() -> None:
     assert json.loads(first) == hostile and "<" not in first and "&" not in first
     assert "recall +0.25 [+0.10, +0.40] over 6 queries" in table[0] and "n/a" in table[0]
     # the simulated model still reads the prompt it was built from
-    inputs, _, _ = prompts.read_prompt(p)
+    inputs, _, _ = proposer_responder.read_prompt(p)
     assert inputs.current == "A description. Second one." and len(inputs.results) == 1
     # without the option the prompt has no table at all
     assert "sentence_attribution" not in prompts.build_prompt(ProposalRequest(

@@ -10,6 +10,7 @@ from skilleval.budget import Budget
 from skilleval.domain import Completion
 from skilleval.errors import BudgetExhausted, HarnessError
 from skilleval.optimize import prompts
+from skilleval.sim import proposer_responder
 from skilleval.optimize.proposers import (LLMParams, LLMProposer, ProposalRequest, QueryScore,
                                           StubProposer, StubProposerParams, validate_description)
 from skilleval.skills import load_skill
@@ -100,7 +101,7 @@ def test_prompt_carries_failures_history_and_format():
     p = prompts.build_prompt(request(2), variant=1)
     assert "FAILED TO TRIGGER" in p and "FALSE TRIGGERS" in p and "(triggered 0/3 times)" in p
     assert "<new_description>" in p and "candidate 2 of 2" in p and "1024 characters" in p
-    inputs, variant, limit = prompts.read_prompt(p)
+    inputs, variant, limit = proposer_responder.read_prompt(p)
     assert variant == 1 and limit == 1024 and len(inputs.results) == len(TRAIN)
 
 

@@ -129,3 +129,16 @@ def test_layers_point_one_way() -> None:
             assert not upward, f"{name} imports {upward}"
         if name == "skilleval.execution":
             assert not {t for t in targets if t.startswith(("skilleval.backends", "skilleval.sim"))}
+
+
+def test_product_modules_never_import_the_simulator() -> None:
+    """The simulator answers skilleval's prompts from its own modules (``sim/*_responder.py``):
+    a proposer, drafter or grader that imported it could lean on its internals. Only the
+    backends that drive it may (stub, and the loopback hints of the real ones); ``serve-sim``
+    is reached by a lazy string in cli.py."""
+    graph = _graph()
+    allowed = ("skilleval.sim", "skilleval.backends")
+    for name, targets in graph.items():
+        if not name.startswith(allowed):
+            into_sim = sorted(t for t in targets if t.startswith("skilleval.sim"))
+            assert not into_sim, f"{name} imports {into_sim}"
