@@ -45,7 +45,7 @@ from skilleval.backends.cli_process import (
 )
 from skilleval.backends.cli_stream import CliRun, reported_api_wait_s
 from skilleval.backends.params import ClaudeCliParams, check_bounds
-from skilleval.backends.pricing import cost_usd, worst_case_usd
+from skilleval.backends.pricing import worst_case_usd
 from skilleval.domain import Completion, Outcome, Skill, Trial, TrialResult
 from skilleval.errors import HarnessError, UserError
 from skilleval.excerpt import make_excerpt
@@ -189,13 +189,7 @@ class ClaudeCliBackend(BaseBackend):
                 if run.api_error_status is not None else run.error_text())
         else:
             outcome = Outcome.NOT_TRIGGERED
-        # One price for every trial: the table's; the CLI's own total only for a model it lacks.
-        # A decided trial has no total, and the CLI prices a model it does not know by its own
-        # table (sim-1: 4 times ours), so no bound from the table (worst_cost_usd) held.
-        tokens = run.tokens()
-        cost = cost_usd(self.model, tokens, pricing_file=self.params.pricing_file)
-        if cost is None:
-            cost = run.cost_usd() or 0.0
+        tokens, cost = run.priced(self.model, self.params.pricing_file)
         return TrialResult(
             key=trial.key, outcome=outcome, fired=run.fired, position=run.position,
             latency_ms=(time.perf_counter() - start) * 1000, input_tokens=tokens.total_input,
@@ -329,10 +323,9 @@ class ClaudeCliBackend(BaseBackend):
         self.gate.observe(time.monotonic() - spawned, reported_api_wait_s(result))
         if result.get("is_error"):
             raise HarnessError(f"claude -p failed: {_scrub(str(result.get('result') or result.get('errors')))}")
-        run = CliRun(result=result)
-        tokens = run.tokens()
+        tokens, cost = CliRun(result=result).priced(self.model, self.params.pricing_file)
         return Completion(str(result.get("result") or ""), tokens.total_input, tokens.output_tokens,
-                          run.cost_usd() or 0.0, (time.perf_counter() - start) * 1000)
+                          cost, (time.perf_counter() - start) * 1000)
 
 
 async def _tail(stream: asyncio.StreamReader | None, keep: int = 4096) -> str:

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from skilleval.backends.cli_process import ISOLATION_SETTINGS, kill_group
-from skilleval.backends.cli_stream import reported_api_wait_s
+from skilleval.backends.cli_stream import CliRun, reported_api_wait_s
 from skilleval.execution import (EXECUTOR_MARKER, ExecutionRequest, ExecutionResult,
                                  collect_outputs, snapshot)
 
@@ -61,10 +61,12 @@ class StreamState:
         self.errors = 0
         self.fired: list[str] = []
         self.result: dict[str, Any] | None = None
+        self.usage = CliRun()  # the trial path's token accounting, one per API message
 
     def feed(self, line: bytes) -> None:
         from skilleval.backends.cli_stream import skill_called
 
+        self.usage.feed(line)
         try:
             ev = json.loads(line)
         except ValueError:
@@ -129,18 +131,15 @@ async def execute_via_cli(backend: Any, request: ExecutionRequest) -> ExecutionR
         elif res.get("is_error") or not res:
             status, error = "error", str(res.get("result") or stderr.strip() or
                                          f"claude exited {proc.returncode} without a result")
-    usage = res.get("usage") or {}
-    tin = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_input_tokens",
-                                               "cache_creation_input_tokens"))
-    tout = int(usage.get("output_tokens") or 0)
+    # priced like a trial (CliRun.priced); a killed run's messages still count
+    tokens, cost = state.usage.priced(request.model, getattr(backend.params, "pricing_file", None))
     if res.get("result"):
         state.log.append(f"## Result\n\n{res['result']}\n")
     return ExecutionResult(
         key=request.key, status=status, transcript="\n".join(state.log),
         outputs=collect_outputs(request.sandbox, before),
         duration_s=(res.get("duration_ms") or (time.perf_counter() - started) * 1000) / 1000,
-        input_tokens=tin, output_tokens=tout,
-        cost_usd=float(res.get("total_cost_usd") or backend.estimate_cost_usd(tin, tout) or 0.0),
+        input_tokens=tokens.total_input, output_tokens=tokens.output_tokens, cost_usd=cost,
         tool_calls=state.tools, turns=int(res.get("num_turns") or 0), errors=state.errors,
         skill_fired=any(f in state.skills for f in state.fired) if request.skills else None,
         fired_skills=tuple(state.fired), error=error,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skilleval.excerpt import block_summary
-from skilleval.backends.pricing import TokenCounts, tokens_from_usage
+from skilleval.backends.pricing import TokenCounts, cost_usd, tokens_from_usage
 
 
 @dataclass
@@ -195,6 +195,16 @@ class CliRun:
         if self.result and isinstance(self.result.get("total_cost_usd"), (int, float)):
             return float(self.result["total_cost_usd"])
         return None
+
+    def priced(self, model: str, pricing_file: str | None = None) -> tuple[TokenCounts, float]:
+        """(tokens, cost) of the run, one price for every CLI call, trial or task: the table's
+        price of its tokens; the CLI's own total only for a model the table lacks. A run stopped
+        at its decision (or killed at a timeout) has no total, and the CLI prices a model it
+        does not know by its own table (sim-1: 4 times ours), so its total is no common unit
+        and no budget bound (``worst_cost_usd``) would hold for it."""
+        tokens = self.tokens()
+        cost = cost_usd(model, tokens, pricing_file=pricing_file)
+        return tokens, cost if cost is not None else (self.cost_usd() or 0.0)
 
 
 def reported_api_wait_s(result: dict[str, Any] | None) -> float | None:

@@ -179,11 +179,20 @@ def test_no_output_in_any_arm_is_flagged_and_exits_3(skilleval_cli, sim400) -> N
 
 
 def test_functional_eval_with_the_real_cli_against_serve_sim(skilleval_cli, sim400, claude_bin) -> None:  # noqa: ANN001
+    # sim-1 at $1000 / M input tokens: an execution priced by our table costs at least its
+    # input at the cache-read rate ($100 / M); the CLI's own total prices sim-1 by its table
+    prices = skilleval_cli.cwd / "dear.yaml"
+    prices.write_text("models:\n  sim-1: {input: 1000.0, output: 0.0}\n")
     p = skilleval_cli.run("+experiment=functional_eval", "functional.runs=1", "functional.only=[1]",
                           "functional.analyze=false", "functional.bootstrap=100", "backend=claude_cli",
                           f"backend.executable={claude_bin}", f"backend.base_url={sim400.url}",
-                          "backend.model=sim-1", timeout=300)
+                          "backend.model=sim-1", f"backend.pricing_file={prices}", timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
+    rows = json.loads(skilleval_cli.run("sql", "select input_tokens, cost_usd from executions",
+                                        "--format", "json", check=0).stdout)
+    assert len(rows) == 2 and all(r["input_tokens"] > 0 for r in rows)
+    for r in rows:  # the table's price of the run's tokens, whatever the cache held
+        assert 100e-6 * r["input_tokens"] <= r["cost_usd"] <= 2000e-6 * r["input_tokens"], rows
     it = sorted(skilleval_cli.outputs.rglob("iteration-*"))[-1]
     for arm in ("with_skill", "without_skill"):
         run = it / "eval-dedupe-contacts" / arm / "run-1"
