@@ -29,7 +29,11 @@ Each receives a ``register`` callback::
   listed as UNUSABLE by ``skilleval plugins``, and a run that selects it exits 2; everything
   else works (``skilleval.registry.params_problem``).
 * ``factory(params)`` builds the component from a params instance (or ``{}`` when no
-  dataclass was given). It is called once per job.
+  dataclass was given). It is called once per job. To refuse a bad parameter value, raise
+  ``skilleval.errors.UserError`` with one line naming the key (exit 2); to say the component
+  cannot work here (a missing binary, no credentials), ``HarnessError`` (exit 3). Any other
+  exception from a third-party factory ends the job with one line naming the plugin, its
+  version and the exception (exit 3), not a traceback.
 * ``factory`` may also be given as a ``"module:attribute"`` string, imported the first time
   the component is built. Registration hooks run at every start, ``--version`` and
   ``--help`` included, so keep them cheap: register heavy components by string and keep

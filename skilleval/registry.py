@@ -22,7 +22,7 @@ import pluggy
 
 from skilleval import hookspecs
 from skilleval.hookspecs import Register  # noqa: F401 - re-exported: plugins import it from here
-from skilleval.errors import UserError
+from skilleval.errors import HarnessError, SkillevalError, UserError
 
 # kind -> name of the registration hook that feeds it
 KINDS: dict[str, str] = {
@@ -115,7 +115,15 @@ class Registry:
         if not name:
             raise UserError(f"config for {kind} has no 'name'")
         reg = self.get(kind, name)
-        component = resolve_factory(reg)(make_params(reg, node))
+        try:
+            component = resolve_factory(reg)(make_params(reg, node))
+        except SkillevalError:
+            raise
+        except Exception as exc:
+            if reg.distribution == "skilleval":
+                raise  # our own bug: its traceback is what a report needs
+            raise HarnessError(f"{kind} {name!r} from plugin {reg.plugin!r} ({reg.distribution} "
+                               f"{reg.version}) failed to build: {type(exc).__name__}: {exc}") from None
         from skilleval.plugin_identity import key_the_plugin
 
         key_the_plugin(component, reg, node)

@@ -158,3 +158,25 @@ def test_load_plugins_variable_limits_third_party_plugins_only(skilleval_cli, tm
         assert {"stub", "local", "trigger_eval"} <= names and ("fine-name_2" in names) == loaded
         r = _stub_run(skilleval_cli, tmp_path, run_env)
         assert r.returncode == 0, r.stdout + r.stderr
+
+
+EXPLODING = """
+from skilleval import hookimpl
+
+def _factory(params):
+    raise RuntimeError("factory exploded")
+
+@hookimpl
+def register_backends(register):
+    register("exploding_backend", _factory, help="raises when built")
+"""
+
+
+def test_a_factory_that_raises_is_one_line_naming_the_plugin(skilleval_cli, tmp_path: Path) -> None:
+    """It was a traceback and exit 1; a plugin's bug is not ours to dump on the user."""
+    env = fake_plugin(tmp_path, "exploding", EXPLODING)
+    r = _stub_run(skilleval_cli, tmp_path, env, "backend=exploding_backend")
+    assert r.returncode == 3, r.stdout + r.stderr
+    line = one_line_error(r, 3)
+    assert "'exploding_backend' from plugin 'exploding' (exploding 0.1) failed to build" in line, line
+    assert "RuntimeError: factory exploded" in line
