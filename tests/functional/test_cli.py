@@ -43,8 +43,8 @@ def test_functional_eval_on_stub_end_to_end_and_resume(cli) -> None:
     assert b["runs"][0]["configuration"] and "pass_rate" in b["runs"][0]["result"]
     assert b["metadata"]["runs_per_configuration"] == 3 and b["notes"]
     again = cli.run("+experiment=functional_eval", *FAST, check=0, timeout=300)
-    assert "executions: 0 run, 24 from the store" in again.stderr
-    assert "grades: 0 graded" in again.stderr
+    assert "executions: 0 run, 24 from the store" in again.stderr, p.stdout + p.stderr + again.stderr
+    assert "grades: 0 graded" in again.stderr, p.stdout + p.stderr + again.stderr  # once seen: 96 regraded
     n = cli.run("sql", "select count(*) as n, count(distinct key) as k from executions", "--format", "json", check=0)
     row = json.loads(n.stdout)[0]
     assert row["n"] == row["k"] == 24
