@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 from skilleval.domain import TriggerCase
 from skilleval.errors import UserError
-from skilleval.textfiles import parse_json, read_text_file
+from skilleval.textfiles import parse_json, read_text_file, surrogate_problem
 
 DEFAULT_NAMES = ("trigger_eval.json", "trigger_evals.json", "trigger_eval.jsonl")
 SPLITS = ("train", "validation", "test")
@@ -78,6 +78,17 @@ def load_trigger_cases(path: str | Path) -> list[TriggerCase]:
     return cases
 
 
+def query_problem(query: str) -> str | None:
+    """Why a query cannot be sent as written, or None. A NUL byte passes JSON and the stub,
+    then fails every claude_cli trial ("embedded null byte": no command line carries one),
+    so the run paid for the rest and reported the query insufficient."""
+    if "\x00" in query:
+        return f"'query' contains a NUL character (U+0000) at {query.index(chr(0))}, which no command line can carry"
+    if problem := surrogate_problem(query):  # a parsed file was checked; a page's save was not
+        return f"'query' {problem}"
+    return None
+
+
 def entry_problem(entry: Any, *, blank_id_ok: bool = False) -> str | None:
     """Why `entry` is not a trigger eval entry (an object with a string ``query``, a boolean
     ``should_trigger``, a known ``split`` and a string or whole-number ``id``), or None. The
@@ -91,6 +102,8 @@ def entry_problem(entry: Any, *, blank_id_ok: bool = False) -> str | None:
             return f"missing key '{key}'"
         if not isinstance(entry[key], typ):
             return f"'{key}' must be {tname}, got {json.dumps(entry[key])}"
+    if problem := query_problem(entry["query"]):
+        return problem
     split = entry.get("split")
     if split is not None and split not in SPLITS:
         return f"'split' must be one of {', '.join(SPLITS)}, got {split!r}"

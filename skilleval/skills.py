@@ -18,7 +18,7 @@ import yaml
 
 from skilleval.domain import Skill
 from skilleval.errors import UserError
-from skilleval.textfiles import first_surrogate
+from skilleval.textfiles import first_surrogate, shown_name, surrogate_problem
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -69,7 +69,19 @@ def _read_skill_md(md: Path) -> str:
 
 class UniqueKeyLoader(yaml.SafeLoader):
     """PyYAML keeps the last of two equal keys silently; a frontmatter saying `name` twice
-    is ambiguous (which one does Claude see?), so it is an error naming the key and line."""
+    is ambiguous (which one does Claude see?), so it is an error naming the key and line.
+
+    Aliases (``*name``) are refused too: nine nested levels of a 396-byte "billion laughs"
+    file expand to ~400 M nodes that every walk over the document (the surrogate check, a
+    hash, JSON) visits one by one, which hung ``validate`` and every run."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.events.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, f"alias *{event.anchor} (YAML anchors and aliases are not "
+                "supported here)", event.start_mark)
+        return super().compose_node(parent, index)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -344,6 +356,9 @@ def package_files(root: Path) -> list[Path]:
                 raise UserError(f"{p}: symlink points outside the skill folder")
             if target.is_dir():
                 raise UserError(f"{p}: symlinked folder; package a real folder instead")
+        if surrogate_problem(str(rel)):  # os.walk keeps a non-UTF-8 byte as a lone surrogate
+            raise UserError(f"{shown_name(str(p))}: the file name is not valid UTF-8 (a .skill "
+                            "archive, the store and every page hold names as UTF-8); rename it")
         if p.is_file():
             files.append(p)
     return files

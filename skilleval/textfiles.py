@@ -41,8 +41,13 @@ def first_surrogate(value: Any) -> tuple[str, str] | None:
     document that `surrogate_problem` refuses; `where` reads like "entry 1 'query'".
     Iterative: a document json.loads accepted may already be nested near the recursion limit."""
     stack: list[tuple[str, Any]] = [("", value)]
+    seen: set[int] = set()  # a container reached twice (YAML aliases share one) is read once
     while stack:
         where, item = stack.pop()
+        if isinstance(item, (dict, list)):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
         if isinstance(item, str):
             problem = surrogate_problem(item)
             if problem:
@@ -71,14 +76,34 @@ def read_text_file(path: Path) -> str:
         raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's default keeps the last of two equal keys silently: ``{"should_trigger": true,
+    "should_trigger": false}`` measured as a negative with no word (SKILL.md's frontmatter
+    already refuses a key twice)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def parse_json(text: str, where: str) -> Any:
-    """`json.loads(text)`, or a UserError saying what is wrong at `where`."""
+    """`json.loads(text)`, or a UserError saying what is wrong at `where`: invalid, nested
+    past the decoder's limit, an object with a key twice, or a string that is not text."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise UserError(f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:  # the C decoder's guard against absurd nesting
         raise UserError(f"{where}: JSON nested too deeply to read") from None
+    except _DuplicateKey as exc:
+        raise UserError(f"{where}: an object has the key {str(exc)!r} twice (which one counts "
+                        "is not clear); keep one") from None
     found = first_surrogate(data)
     if found:
         place, problem = found

@@ -24,6 +24,7 @@ from skilleval.atomic import write_text_atomic
 from skilleval.datasets import DEFAULT_NAMES
 from skilleval.datasets import entry_problem as dataset_entry_problem
 from skilleval.errors import UserError
+from skilleval.textfiles import parse_json, read_text_file
 
 #: Keys written after query/should_trigger, in this order; other keys are kept after them.
 EXTRA_KEYS = ("id", "rationale", "span", "source", "split")
@@ -70,23 +71,14 @@ def resolve_set_path(path: str | Path) -> tuple[Path, Path | None]:
 def read_rows(path: Path) -> list[dict[str, Any]]:
     """Every entry as a dict; only each entry is checked (`entry_problem`), so duplicates and
     imbalance reach the checks."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot read: {exc}") from None
+    text = read_text_file(path)
     entries: list[tuple[str, Any]] = []
     if path.suffix == ".jsonl":
         for lineno, line in enumerate(text.splitlines(), 1):
             if line.strip():
-                try:
-                    entries.append((f"line {lineno}", json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"{path}: line {lineno}: invalid JSON: {exc.msg}") from None
+                entries.append((f"line {lineno}", parse_json(line, f"{path}: line {lineno}")))
     else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        data = parse_json(text, str(path))
         if isinstance(data, dict) and isinstance(data.get("queries"), list):
             data = data["queries"]
         if not isinstance(data, list):

@@ -16,6 +16,7 @@ from typing import Any
 
 from skilleval.errors import UserError
 from skilleval.store.catalog import Store
+from skilleval.textfiles import parse_json, read_text_file
 
 
 @dataclass(frozen=True)
@@ -243,10 +244,7 @@ def _stopped_early(row: dict[str, Any]) -> bool:
 def from_file(path: Path) -> RunData:
     if not path.is_file():
         raise UserError(f"{path}: no such file")
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: not readable JSON ({exc})") from None
+    doc = parse_json(read_text_file(path), str(path))
     if isinstance(doc, dict) and isinstance(doc.get("results"), list):
         return _trigger_file(path, doc)
     if isinstance(doc, dict) and "history" in doc and "best_description" in doc:

@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from skilleval.domain import Outcome, Skill, TriggerCase
 from skilleval.errors import UserError
+from skilleval.datasets import query_problem
 from skilleval.skills import load_skill
+from skilleval.textfiles import parse_json, read_text_file
 from skilleval.stats import clustered_estimate
 
 if TYPE_CHECKING:
@@ -62,12 +64,9 @@ class RoutingTally:
 def load_routing_cases(path: str | Path, skill_names: Sequence[str]) -> list[RoutingCase]:
     """Read ``[{query, expected_skill}]``; one line of error naming the file and entry."""
     p = Path(path).expanduser()
-    try:
-        entries = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"cases file not found: {p}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{p}: not readable JSON ({exc})") from None
+    if not p.is_file():
+        raise UserError(f"cases file not found: {p}")
+    entries = parse_json(read_text_file(p), str(p))
     if not isinstance(entries, list) or not entries:
         raise UserError(f"{p}: expected a non-empty JSON list of {{query, expected_skill}}")
     cases = []
@@ -75,6 +74,8 @@ def load_routing_cases(path: str | Path, skill_names: Sequence[str]) -> list[Rou
     for i, e in enumerate(entries):
         if not isinstance(e, dict) or not isinstance(e.get("query"), str) or not e["query"].strip():
             raise UserError(f"{p}: entry {i} needs a non-empty string 'query'")
+        if problem := query_problem(e["query"]):
+            raise UserError(f"{p}: entry {i}: {problem}")
         if e["query"].strip() in asked:
             raise UserError(f"{p}: entry {i}: duplicate query (same as entry {asked[e['query'].strip()]}): "
                             f"{e['query'].strip()[:60]!r}")

@@ -20,6 +20,7 @@ import contextlib
 import datetime as dt
 import fcntl
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -57,6 +58,8 @@ def read(workspace: Path) -> dict[str, Any]:
 
 def read_for_update(workspace: Path) -> dict[str, Any]:
     path = workspace / "feedback.json"
+    if path.is_symlink():  # a workspace is hostile: its reviews are read from itself only
+        raise Unreadable(f"{path} is a symlink; not followed: replace it with the file")
     if not path.exists():
         return {"reviews": [], "status": None}
     try:
@@ -87,12 +90,22 @@ def _now() -> str:
 @contextlib.contextmanager
 def _locked(workspace: Path) -> Iterator[None]:
     """This process's threads (a lock) and other processes (flock on a lock file beside it)."""
-    with _lock, open(workspace / ".feedback.json.lock", "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+    lock = workspace / ".feedback.json.lock"
+    with _lock:
+        try:  # O_NOFOLLOW: a planted symlink would make a save create or touch a file elsewhere
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError as exc:
+            if lock.is_symlink():
+                raise Unreadable(f"{lock} is a symlink; not followed: remove it") from None
+            raise exc
         try:
-            yield
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+            os.close(fd)
 
 
 def _write(workspace: Path, data: dict[str, Any]) -> None:

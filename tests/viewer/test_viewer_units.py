@@ -46,11 +46,36 @@ def test_containment_refuses_traversal_absolute_and_outside_symlinks(tmp_path: P
     os.symlink(root / "a" / "b" / "ok.txt", root / "a" / "in-link")
     assert contained([root], "a/b/ok.txt") == (root / "a" / "b" / "ok.txt").resolve()
     assert contained([root], "a/in-link").name == "ok.txt"
-    for bad in ("../secret.txt", "a/../../secret.txt", "/etc/passwd", "a/out-link", "", "a/\x00b", "C:/x",
+    for bad in ("../secret.txt", "a/../../secret.txt", "/etc/passwd", "a/out-link", "", "a/\x00b",
                 "\\etc\\passwd", "a\\..\\..\\secret.txt"):
         with pytest.raises(Refused):
             contained([root], bad)
     assert tree(root / "a", [root]) == ["b/ok.txt", "in-link"]
+
+
+def test_an_output_named_with_a_colon_is_listed(tmp_path: Path) -> None:
+    """A drive-letter rule hid "summary 10:30.txt" from the Outputs page and the report, with
+    no word (a name an agent writes; on POSIX nothing but a name)."""
+    (tmp_path / "sub").mkdir()
+    for name in ("summary 10:30.txt", "C:x.txt", "sub/a:b.txt"):
+        (tmp_path / name).write_text("x")
+    assert tree(tmp_path, [tmp_path]) == ["C:x.txt", "sub/a:b.txt", "summary 10:30.txt"]
+    assert contained([tmp_path], "summary 10:30.txt") == (tmp_path / "summary 10:30.txt").resolve()
+
+
+@pytest.mark.parametrize("planted", [".feedback.json.lock", "feedback.json"])
+def test_feedback_never_follows_a_planted_symlink(tmp_path: Path, planted: str) -> None:
+    """A workspace is hostile: a save through a symlinked lock file created a file outside it
+    (as root, anywhere), and a symlinked feedback.json was read and its reviews copied in."""
+    ws, outside = tmp_path / "ws", tmp_path / "outside.json"
+    ws.mkdir()
+    if planted == "feedback.json":
+        outside.write_text(json.dumps({"reviews": [{"run_id": "x", "feedback": "planted"}]}))
+    os.symlink(outside, ws / planted)
+    with pytest.raises(feedback.Unreadable, match="symlink"):
+        feedback.save(ws, "eval-0-with_skill-run-1", "looks fine")
+    assert outside.exists() == (planted == "feedback.json")
+    assert not (ws / "feedback.json").is_file() or (ws / "feedback.json").is_symlink()
 
 
 def test_describe_kinds(tmp_path: Path) -> None:
