@@ -285,7 +285,7 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
 
     variant = choose(cfg)  # every variant validated before any call (exit 2 names it)
     experiment = registry.build("experiment", {"name": exp.kind})
-    from skilleval.gates import check_supported, run_gates
+    from skilleval.gates import check_supported, report_unchecked, run_gates
 
     gates = check_supported(cfg, experiment, exp.get("name", exp.kind), store)
     job = JobContext(cfg, registry, store, run_id, sweep_id, job_num, exp.get("name", exp.kind),
@@ -312,6 +312,8 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         if code == 0 and job.summary.get("reporter_errors"):  # measured, but a report is missing
             code = HarnessError.exit_code
         status = {0: "done", 1: "gate_failed", 3: "harness_error"}.get(code, "failed")
+        if code == 3 and any(g.get("unmeasured") for g in job.summary.get("gates") or []):
+            status = "gate_unchecked"  # measured in full; a gated figure was undefined
         if budget.stopped and code in (0, 3, 4):  # never silent, whatever caught the stop
             code, status = _budget_stop(job, budget.stopped), "budget_stopped"
         return code
@@ -321,6 +323,8 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     except HarnessError as exc:
         if not budget.stopped:
             status = "harness_error"
+            if gates.active and "gates" not in job.summary:  # a CI page must not read "no gates"
+                report_unchecked(job, gates, str(exc))
             raise
         print(f"skilleval: {exc}", file=sys.stderr)
         status = "budget_stopped"

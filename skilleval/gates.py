@@ -41,11 +41,17 @@ class GateResult:
     #: False: the gate was asked for but had nothing to measure against (gate.baseline=latest
     #: on the first run); it blocks nothing, and every report says it was not checked
     checked: bool = True
+    #: True: not checked because its figure could not be measured in this run (precision with
+    #: no query triggered, an interval too few runs allow): the run exits 3 unless another
+    #: gate failed outright. Each gate is judged alone: an undefined precision used to hide a
+    #: recall gate that had measured 0/10 and failed.
+    unmeasured: bool = False
 
     @property
     def line(self) -> str:
         if not self.checked:
-            return f"gate not checked: {self.metric}: {self.measured} ({self.gate})"
+            why = self.measured.removeprefix("not checked: ")
+            return f"gate not checked: {self.metric}: {why} ({self.gate})"
         verdict = "passed" if self.passed else "FAILED"
         return f"gate {verdict}: {self.metric}: measured {self.measured}, required {self.required} ({self.gate})"
 
@@ -137,13 +143,16 @@ def evaluate(job: "JobContext", s: GateSettings) -> list[GateResult]:
     for key, minimum in s.minimums.items():
         metric = MINIMUMS[key]
         m = measured.get(metric)
+        why = None
         if m is None or m.get("value") is None:
-            raise HarnessError(f"gate.{key}: {metric} could not be measured in this run "
-                               f"(undefined: {m.get('why', 'no data') if m else 'not reported'})")
-        if s.on == "lower" and m.get("low") is None:
-            raise HarnessError(f"gate.{key}: the interval of {metric} could not be measured in this "
-                               "run (too few valid runs for an interval at this confidence), "
-                               "so gate.on=lower cannot be checked")
+            why = (f"{metric} could not be measured in this run "
+                   f"(undefined: {m.get('why', 'no data') if m else 'not reported'})")
+        elif s.on == "lower" and m.get("low") is None:
+            why = (f"the interval of {metric} could not be measured in this run (too few valid "
+                   "runs for an interval at this confidence), so gate.on=lower cannot be checked")
+        if why is not None:
+            results.append(_unmeasured(f"gate.{key}", metric, why, f">= {minimum:g}"))
+            continue
         x = m["value"] if s.on == "point" else m["low"]
         interval = f" [{_fmt(m.get('low'))}, {_fmt(m.get('high'))}]" if m.get("low") is not None else ""
         if m.get("n"):  # the count behind a proportion: 0.667 reads differently as 2/3
@@ -161,10 +170,18 @@ def evaluate(job: "JobContext", s: GateSettings) -> list[GateResult]:
                                                   else interval),
                                   f">= {minimum:g}", x >= minimum - 1e-12))
     if s.baseline is not None:
-        r = _regression(job, s)
+        try:
+            r = _regression(job, s)
+        except HarnessError as exc:  # nothing in common, or no interval: this gate alone
+            r = _unmeasured("gate.max_regression", "change vs baseline", str(exc),
+                            f">= {-float(s.max_regression or 0):+.3f}")
         if r is not None:
             results.append(r)
     return results
+
+
+def _unmeasured(gate: str, metric: str, why: str, required: str) -> GateResult:
+    return GateResult(gate, metric, f"not checked: {why}", required, True, checked=False, unmeasured=True)
 
 
 def _regression(job: "JobContext", s: GateSettings) -> GateResult | None:
@@ -249,7 +266,7 @@ def estimates(summary_queries: dict[str, Any], results: Any = None) -> dict[str,
     return out
 
 
-def _report_unchecked(job: "JobContext", s: GateSettings, why: str) -> None:
+def report_unchecked(job: "JobContext", s: GateSettings, why: str) -> None:
     """Every gate asked for, as not checked (junit: skipped; summary.md: 'not checked'), so a
     CI page does not read a run whose gates could not be checked as one without gates."""
     from dataclasses import asdict
@@ -265,7 +282,8 @@ def _report_unchecked(job: "JobContext", s: GateSettings, why: str) -> None:
 
 def run_gates(job: "JobContext", s: GateSettings) -> int:
     """Evaluate the gates, report them (reporters get kind ``"gates"``), print one line per
-    failed gate on stderr; returns 1 if any failed, else 0."""
+    failed or unmeasurable gate on stderr; returns 1 if any failed, else 3 if one could not be
+    measured, else 0."""
     import sys
     from dataclasses import asdict
 
@@ -273,22 +291,22 @@ def run_gates(job: "JobContext", s: GateSettings) -> int:
 
     if job.summary.get("partial"):
         # A budget-stopped run's rates are not the eval set's; gating them would be a guess.
-        _report_unchecked(job, s, "the run was stopped by the budget and its results are partial")
+        report_unchecked(job, s, "the run was stopped by the budget and its results are partial")
         print("skilleval: gates not checked: the run was stopped by the budget and its results "
               "are partial", file=sys.stderr)
         return 4
-    try:
-        results = evaluate(job, s)
-    except HarnessError as exc:  # a gated figure could not be measured (exit 3): said in the reports too
-        _report_unchecked(job, s, str(exc))
-        raise
+    results = evaluate(job, s)
     job.summary["gates"] = [asdict(r) for r in results]
     job.report("gates", results)
     for r in results:
-        if not r.checked:
+        if r.unmeasured:
+            print(f"skilleval: error: {r.gate}: {r.measured.removeprefix('not checked: ')}", file=sys.stderr)
+        elif not r.checked:
             job.console.print(f"[yellow]{escape(r.line)}[/yellow]", soft_wrap=True)
         elif r.passed:
             job.out.print(r.line, markup=False, highlight=False, soft_wrap=True)
         else:
             print(f"skilleval: {r.line}", file=sys.stderr)
-    return 1 if any(not r.passed for r in results) else 0
+    if any(not r.passed for r in results):
+        return 1  # a gate that measured and failed decides, whatever another could not check
+    return HarnessError.exit_code if any(r.unmeasured for r in results) else 0

@@ -171,7 +171,9 @@ def gates_md(results: list[Any]) -> str:
     failed = [r for r in results if not r.passed]
     unchecked = [r for r in results if not getattr(r, "checked", True)]
     checked = len(results) - len(unchecked)
-    verdict = "FAILED" if failed else "passed" if checked else "not checked"  # none checked: not a pass
+    unmeasured = any(getattr(r, "unmeasured", False) for r in results)  # the run exits 3
+    verdict = ("FAILED" if failed else "NOT CHECKED" if unmeasured else "passed" if checked
+               else "not checked")  # none checked, or one unmeasurable: not a pass
     lines = [f"**Gates: {verdict}** ({checked - len(failed)}/{checked} passed"
              + (f"; {len(unchecked)} not checked" if unchecked else "") + ")",
              "", "| gate | metric | measured | required | result |", "|---|---|---|---|---|"]

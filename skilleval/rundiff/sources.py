@@ -77,8 +77,9 @@ class Like:
     model: str | None
     queries: frozenset[str] = frozenset()
 #: what `skilleval diff` counts: every finished measurement, a run whose gate failed included
-#: (it is the run a person wants to see right after the red check)
-MEASURED = ("done", "gate_failed")
+#: (it is the run a person wants to see right after the red check), and one whose gate could
+#: not be checked because its figure was undefined (its measurement is whole)
+MEASURED = ("done", "gate_failed", "gate_unchecked")
 
 
 def load(spec: str, store: Store, *, exclude: str | None = None, experiment: str | None = None,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from junitparser import JUnitXml, Skipped
+from junitparser import Failure, JUnitXml, Skipped
 
 
 def test_an_unchecked_baseline_gate_is_said_in_junit_markdown_and_terminal(skilleval_cli) -> None:  # noqa: ANN001
@@ -64,20 +64,49 @@ def test_a_min_delta_gate_says_over_how_many_evals(skilleval_cli) -> None:  # no
     assert "(over 1 paired eval(s); 1 insufficient (too few valid executions) not counted)" in line, line
 
 
-def test_gates_that_could_not_be_checked_are_in_junit_and_markdown(skilleval_cli) -> None:  # noqa: ANN001
-    """A gated figure that is undefined (precision with no query triggered) exits 3, and a
-    budget stop exits 4, both before any gate is checked; junit.xml and summary.md had no
-    gate at all, so a CI page showed a run without gates."""
+def test_each_gate_is_judged_alone_when_one_figure_is_undefined(skilleval_cli) -> None:  # noqa: ANN001
+    """Precision with no query triggered is undefined; it used to stop every gate, so a recall
+    gate that had measured 0/10 read "not checked", the run exited 3 and was stored as a
+    harness error (invisible to diff latest~1 and to later baselines). Now recall fails (exit
+    1) and precision alone is not checked."""
     p = skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=1", "progress=false",
-                          "gate.min_precision=0.5", "gate.min_recall=0.1", "reporter=[json,junit,markdown]", check=3)
-    assert "precision could not be measured" in p.stderr
+                          "gate.min_precision=0.5", "gate.min_recall=0.1", "reporter=[json,junit,markdown]", check=1)
+    assert "skilleval: error: gate.min_precision: precision could not be measured" in p.stderr
+    assert "gate FAILED: recall: measured 0.000" in p.stderr
     [junit] = list(skilleval_cli.outputs.rglob("junit.xml"))
     suite = next(s for s in JUnitXml.fromfile(str(junit)) if s.name.startswith("gates"))
     got = {c.name: c.result[0] for c in suite}
-    assert set(got) == {"gate.min_precision", "gate.min_recall"}
-    assert all(isinstance(r, Skipped) and "precision could not be measured" in r.message for r in got.values())
+    assert isinstance(got["gate.min_precision"], Skipped) and "precision could not be measured" in got["gate.min_precision"].message
+    assert isinstance(got["gate.min_recall"], Failure)
     md = next(skilleval_cli.outputs.rglob("summary.md")).read_text(encoding="utf-8")
-    assert "**Gates: not checked** (0/0 passed; 2 not checked)" in md
+    assert "**Gates: FAILED** (0/1 passed; 1 not checked)" in md
+    assert "not checked: not checked" not in md + junit.read_text()
+
+
+def test_an_undefined_gated_figure_alone_exits_3_and_the_run_stays_diffable(skilleval_cli) -> None:  # noqa: ANN001
+    p = skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=1", "progress=false",
+                          "gate.min_precision=0.5", "reporter=[json,markdown]", check=3)
+    assert "precision could not be measured" in p.stderr
+    md = next(skilleval_cli.outputs.rglob("summary.md")).read_text(encoding="utf-8")
+    assert "**Gates: NOT CHECKED** (0/0 passed; 1 not checked)" in md
+    rows = json.loads(skilleval_cli.run("sql", "select status from runs", "--format", "json", check=0).stdout)
+    assert [r["status"] for r in rows] == ["gate_unchecked"]
+    skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=1", "progress=false", check=0)
+    d = skilleval_cli.run("diff", "latest~1", "latest", check=0)  # the measurement was whole
+    assert "accuracy" in d.stdout, d.stdout + d.stderr
+
+
+def test_gates_of_a_run_with_too_many_errors_are_reported_not_checked(skilleval_cli) -> None:  # noqa: ANN001
+    """trigger.max_error_rate's exit 3 left junit.xml and summary.md without the gate."""
+    skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=2", "progress=false", "backend.error_rate=0.7",
+                      "gate.min_recall=0.3", "reporter=[json,junit,markdown]", check=3)
+    [junit] = list(skilleval_cli.outputs.rglob("junit.xml"))
+    suite = next(s for s in JUnitXml.fromfile(str(junit)) if s.name.startswith("gates"))
+    [case] = list(suite)
+    assert case.name == "gate.min_recall" and isinstance(case.result[0], Skipped)
+    assert "errored or timed out" in case.result[0].message
+    md = next(skilleval_cli.outputs.rglob("summary.md")).read_text(encoding="utf-8")
+    assert "**Gates: not checked** (0/0 passed; 1 not checked)" in md
 
 
 def test_gates_of_a_budget_stopped_run_are_reported_not_checked(skilleval_cli) -> None:  # noqa: ANN001

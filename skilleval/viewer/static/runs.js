@@ -75,7 +75,7 @@
       (data.experiments || []).map((e) => h("option", { value: e }, e)));
     exp.value = params.experiment || "";
     exp.addEventListener("change", () => go({ experiment: exp.value }));
-    const st = h("select", { "aria-label": "status" }, ["", "running", "stale", "done", "gate_failed", "budget_stopped", "failed", "interrupted", "harness_error"].map((s) => h("option", { value: s }, s || "any status")));
+    const st = h("select", { "aria-label": "status" }, ["", "running", "stale", "done", "gate_failed", "gate_unchecked", "budget_stopped", "failed", "interrupted", "harness_error"].map((s) => h("option", { value: s }, s || "any status")));
     st.value = params.status || "";
     st.addEventListener("change", () => go({ status: st.value }));
     const t = SE.table(["run", "experiment", "skill", "backend/model", "status", "started", "trials / executions", "headline (95% CI unless stated)", "cost", "sweep"]);
