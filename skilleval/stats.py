@@ -320,9 +320,15 @@ def independent_diff_interval(k1: int, n1: int, k2: int, n2: int,
     return (delta, max(-1.0, low), min(1.0, high))
 
 
-def paired_bootstrap_delta(before: "list[tuple[int, int]]", after: "list[tuple[int, int]]",
-                           *, confidence: float = 0.95, n_boot: int = 4000,
-                           seed: int = 0) -> tuple[float | None, float, float]:
+BOOTSTRAP = "paired percentile bootstrap over queries"
+NEWCOMBE_FALLBACK = ("Newcombe's unpaired score interval (every paired bootstrap replicate "
+                     "equals the point, so it cannot bound the change)")
+NO_BOUND = "no interval: too few queries carry the ratio's denominator"
+
+
+def paired_ratio_delta(before: "list[tuple[int, int]]", after: "list[tuple[int, int]]",
+                       *, confidence: float = 0.95, n_boot: int = 4000,
+                       seed: int = 0) -> tuple[tuple[float | None, float, float], str]:
     """Delta of a ratio of sums (after − before), e.g. precision = TP / (TP + FP), over the
     same items resampled together (a percentile bootstrap over items).
 
@@ -333,7 +339,9 @@ def paired_bootstrap_delta(before: "list[tuple[int, int]]", after: "list[tuple[i
     has no denominator at all, and (delta, −1, 1) when a single item carries every
     denominator: every kept replicate then holds that one item and repeats the point (one
     query fired in both runs gave "+0 [+0, +0]"), so the data bound nothing. When every
-    replicate is the point (both precisions at 0 or 1), Newcombe's unpaired interval instead.
+    replicate is the point (both precisions at 0 or 1, or two runs alike query by query),
+    Newcombe's unpaired interval instead. The second value names the method used (a diff
+    labelled every one of these "paired percentile bootstrap").
     """
     import numpy as np
 
@@ -342,26 +350,28 @@ def paired_bootstrap_delta(before: "list[tuple[int, int]]", after: "list[tuple[i
     an = np.asarray([x[0] for x in after], float)
     ad = np.asarray([x[1] for x in after], float)
     if not bd.sum() or not ad.sum():
-        return (None, -1.0, 1.0)
+        return (None, -1.0, 1.0), NO_BOUND
     point = float(an.sum() / ad.sum() - bn.sum() / bd.sum())
     if int(np.count_nonzero((bd > 0) | (ad > 0))) < 2:
-        return (point, -1.0, 1.0)
+        return (point, -1.0, 1.0), NO_BOUND
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(bn), (n_boot, len(bn)))
     sb, sa = bd[idx].sum(axis=1), ad[idx].sum(axis=1)
     ok = (sb > 0) & (sa > 0)
     if not ok.any():
-        return (point, -1.0, 1.0)
+        return (point, -1.0, 1.0), NO_BOUND
     reps = an[idx].sum(axis=1)[ok] / sa[ok] - bn[idx].sum(axis=1)[ok] / sb[ok]
     alpha = (1 - confidence) / 2
     low, high = np.quantile(reps, [alpha, 1 - alpha])
     if np.ptp(reps) == 0:
         # Every replicate repeats the point: both precisions sit at a bound (no fired query
-        # was wrong, or none right), where a percentile bootstrap cannot vary. "+0 [+0, +0]"
+        # was wrong, or none right), or the two runs agree query by query, where a percentile
+        # bootstrap cannot vary. "+0 [+0, +0]"
         # from three fired queries claimed a certainty the data lack; the unpaired score
         # interval of the two proportions says what they can bound.
-        return independent_diff_interval(int(bn.sum()), int(bd.sum()), int(an.sum()), int(ad.sum()), confidence)
-    return (point, float(low), float(high))
+        return (independent_diff_interval(int(bn.sum()), int(bd.sum()), int(an.sum()), int(ad.sum()),
+                                          confidence), NEWCOMBE_FALLBACK)
+    return (point, float(low), float(high)), BOOTSTRAP
 
 
 def signed(x: float) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from skilleval.errors import UserError
 from skilleval.rundiff.sources import QueryRow, RunData
 from skilleval.stats import (bootstrap_ci_clustered, independent_diff_interval, mcnemar_exact,
-                             paired_bootstrap_delta, paired_diff_interval,
+                             paired_diff_interval, paired_ratio_delta,
                              stratified_permutation_p)
 
 
@@ -100,7 +100,7 @@ def trigger_diff(a: RunData, b: RunData, common: bool, confidence: float) -> dic
     b_, c_ = cells["a_only"], cells["b_only"]
     accuracy = paired_diff_interval(cells["both"], b_, c_, cells["neither"], confidence)
     recall = paired_diff_interval(pos["both"], pos["a_only"], pos["b_only"], pos["neither"], confidence)
-    precision = paired_bootstrap_delta(prec_a, prec_b, confidence=confidence)
+    precision, precision_method = paired_ratio_delta(prec_a, prec_b, confidence=confidence)
     if insufficient:
         notes.append(f"{insufficient} query(ies) without a verdict in one run (too few valid runs) "
                      "are left out of the test and the deltas")
@@ -129,7 +129,7 @@ def trigger_diff(a: RunData, b: RunData, common: bool, confidence: float) -> dic
                          "after": _r((cells["both"] + c_) / n) if n else None,
                          "method": "Tango paired score interval"},
             "recall": {**_interval(recall), "method": "Tango paired score interval (should-trigger queries)"},
-            "precision": {**_interval(precision), "method": "paired percentile bootstrap over queries"},
+            "precision": {**_interval(precision), "method": precision_method},
         },
         "queries": queries, "notes": notes,
     }

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from skilleval.stats import NEWCOMBE_FALLBACK, independent_diff_interval, paired_ratio_delta
 
 REPO = Path(__file__).resolve().parents[2]
 SKILL = REPO / "experiments" / "changelog-writer"
@@ -102,10 +103,9 @@ def test_functional_diff_leaves_out_what_the_run_called_insufficient(skilleval_c
 def test_precision_delta_on_one_fired_query_bounds_nothing(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
     """Both runs fire on one and the same query (a weak description): precision is 1/1 in
     both. The bootstrap kept only replicates holding that query and printed +0 [+0, +0]."""
-    from skilleval.stats import paired_bootstrap_delta
 
-    assert paired_bootstrap_delta([(1, 1), (0, 0), (0, 0)], [(1, 1), (0, 0), (0, 0)]) == (0.0, -1.0, 1.0)
-    d, lo, hi = paired_bootstrap_delta([(1, 1), (0, 1), (0, 0)], [(1, 1), (0, 0), (0, 0)], n_boot=500)
+    assert paired_ratio_delta([(1, 1), (0, 0), (0, 0)], [(1, 1), (0, 0), (0, 0)])[0] == (0.0, -1.0, 1.0)
+    (d, lo, hi), _ = paired_ratio_delta([(1, 1), (0, 1), (0, 0)], [(1, 1), (0, 0), (0, 0)], n_boot=500)
     assert d == pytest.approx(0.5) and lo < hi  # two items carry denominators: an interval
 
     def results(fire: bool) -> dict:
@@ -143,10 +143,23 @@ def test_functional_diff_says_partial_and_a_model_change(skilleval_cli) -> None:
 def test_precision_at_its_bound_in_both_runs_gets_no_zero_width_interval() -> None:
     """Three fired queries, all right, in both runs: every bootstrap replicate is 1 - 1, and
     the diff printed "precision +0 pp [+0 pp, +0 pp]"."""
-    from skilleval.stats import independent_diff_interval, paired_bootstrap_delta
 
     before = [(1, 1), (1, 1), (0, 0), (0, 0)]
     after = [(1, 1), (1, 1), (1, 1), (0, 0)]
-    d, lo, hi = paired_bootstrap_delta(before, after)
+    (d, lo, hi), method = paired_ratio_delta(before, after)
     assert d == 0.0 and lo < -0.2 and hi > 0.2, (d, lo, hi)
-    assert (d, lo, hi) == independent_diff_interval(2, 2, 3, 3)
+    assert (d, lo, hi) == independent_diff_interval(2, 2, 3, 3) and method == NEWCOMBE_FALLBACK
+
+
+def test_a_precision_interval_names_the_method_that_made_it(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """Two runs alike query by query (6/9 precision in both): every bootstrap replicate is 0,
+    so the interval is Newcombe's unpaired one, and the diff called it a paired bootstrap."""
+    rows = [{"query": f"q{i}", "should_trigger": i < 6, "triggers": 3 if i < 9 else 0, "runs": 3,
+             "trigger_rate": 1.0 if i < 9 else 0.0, "pass": i < 6 or i >= 9} for i in range(12)]
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for f in (a, b):
+        f.write_text(json.dumps({"skill_name": "s", "description": "d", "results": rows}))
+    prec = json.loads(skilleval_cli.run("diff", str(a), str(b), "--format", "json",
+                                        check=0).stdout)["deltas"]["precision"]
+    assert prec["delta"] == 0.0 and prec["low"] < 0 < prec["high"]
+    assert prec["method"] == NEWCOMBE_FALLBACK
