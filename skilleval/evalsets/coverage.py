@@ -34,7 +34,10 @@ def covers(clause: Clause, query: str) -> bool:
     words = content_stems(clause.text)
     if not words:
         return False
-    if len(clause.text) >= 8 and fuzz.partial_ratio(normalise(clause.text), normalise(query)) >= 85:
+    text, asked = normalise(clause.text), normalise(query)
+    # partial_ratio slides the shorter string along the longer one: the clause must be the
+    # shorter (or about as long, for a typo), or "x" covered every clause with "next" in it
+    if len(text) >= 8 and len(asked) >= 0.9 * len(text) and fuzz.partial_ratio(text, asked) >= 85:
         return True
     need = 1 if len(words) <= 2 else 2 if len(words) <= 5 else math.ceil(len(words) / 3)
     return len(words & content_stems(query)) >= need

@@ -61,3 +61,17 @@ def test_a_use_then_not_sentence_splits_into_both_polarities() -> None:
                    ("not", "application metrics or dashboards")]
     slides = load_skill(REPO / "experiments/distractors/release-notes-slides")
     assert ("not", "a text changelog file") in [(c.polarity, c.text) for c in scope_clauses(slides)]
+
+
+def test_a_query_inside_a_clause_does_not_cover_it() -> None:
+    """partial_ratio slides the shorter text along the longer: the query "x" (inside "next")
+    covered the changelog's "Deciding whether the next release is a major, minor or patch
+    bump", and "sum" covered "Summarising what changed"; a clause typed with a typo still does."""
+    skill = load_skill(REPO / "experiments/changelog-writer")
+    rows = [{"id": "x", "query": "x", "should_trigger": True},
+            {"id": "sum", "query": "sum", "should_trigger": True},
+            {"id": "typo", "query": "help me with decidng whether the next release is a major, minor "
+                                    "or patch bump", "should_trigger": True}]
+    covered = {q for c in coverage(skill, rows) for q in c.queries}
+    assert "x" not in covered and "sum" not in covered
+    assert "typo" in covered
