@@ -162,7 +162,7 @@ def _with_queries(store: Store, run_ids: list[str], queries: frozenset[str]) -> 
 
 def kind_of(store: Store, run: dict[str, Any]) -> str | None:
     """"trigger" or "functional": what `diff` can compare of a stored run; None for a run
-    with neither per-query rows nor a benchmark.json (attribute, draft_evals, ...), or a
+    with neither per-query rows nor a benchmark.json nor grades (attribute, draft_evals, ...), or a
     routing run (its per-query rows are about several skills: `diff` has no routing view)."""
     if run.get("experiment") in NOT_DIFFED:
         return None
@@ -171,6 +171,9 @@ def kind_of(store: Store, run: dict[str, Any]) -> str | None:
         return "trigger"
     if run.get("output_dir") and (Path(run["output_dir"]) / "benchmark.json").is_file():
         return "functional"
+    if "grades" in store.tables() and store.query(  # an imported workspace never aggregated
+            "SELECT 1 FROM grades WHERE run_id = ? LIMIT 1", [run["run_id"]]).num_rows:
+        return "functional"  # (`_from_grades` reads it, as `diff RUN RUN` did all along)
     return None
 
 

@@ -71,3 +71,18 @@ def test_an_imported_workspace_is_a_run_per_iteration_that_the_viewer_and_diff_o
     again = skilleval_cli.run("import", str(ws), check=0)
     assert "nothing new" in again.stderr
     assert store.query("SELECT count(DISTINCT run_id) AS n FROM runs").to_pylist() == [{"n": 2}]
+
+
+def test_latest_reaches_an_imported_workspace_without_benchmark_json(skilleval_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """A workspace skill-creator never aggregated has grades and no benchmark.json: `diff RUN
+    RUN` read it from its grades, but `latest` skipped it ("0 finished runs of experiment
+    import") and plain `diff latest~1 latest` took older runs instead."""
+    ws = tmp_path / "csv-tidy-workspace"
+    _workspace(ws)
+    for bench in ws.rglob("benchmark.json"):
+        bench.unlink()
+    skilleval_cli.run("import", str(ws), "--skill", "csv-tidy", check=0)
+    d = skilleval_cli.run("diff", "latest~1", "latest", "--experiment", "import", "--format", "json", check=0)
+    doc = json.loads(d.stdout)
+    assert doc["kind"] == "functional" and doc["a"]["label"].endswith("iteration-1"), doc["a"]
+    assert doc["b"]["label"].endswith("iteration-2")
