@@ -18,7 +18,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from skilleval.atomic import write_text_atomic
 from skilleval.datasets import DEFAULT_NAMES
@@ -94,7 +94,8 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def validate_rows(rows: Any, where: str = "eval set", *, skip_blank: bool = False) -> list[dict[str, Any]]:
+def validate_rows(rows: Any, where: str = "eval set", *, skip_blank: bool = False,
+                  reserved: Iterable[str] = ()) -> list[dict[str, Any]]:
     """Clean rows ready to write, or a UserError naming the first bad row.
 
     Rules: each entry passes `entry_problem` (the runner's rules); ``query`` is trimmed and
@@ -135,14 +136,15 @@ def validate_rows(rows: Any, where: str = "eval set", *, skip_blank: bool = Fals
             if key in first_with:
                 raise UserError(f"{where}: row #{n}: duplicate id {key!r} (same as row #{first_with[key]})")
             first_with[key] = n
-    assign_ids(out)
+    assign_ids(out, reserved)
     return [_ordered(r) for r in out]
 
 
-def assign_ids(rows: list[dict[str, Any]]) -> None:
+def assign_ids(rows: list[dict[str, Any]], reserved: Iterable[str] = ()) -> None:
     """Give each row without an ``id`` the first free ``qNNN``: never one a row already has,
-    so an unedited set saves again (an id made from the row's index could repeat one)."""
-    used = {str(r["id"]) for r in rows if not _no_id(r.get("id"))}
+    so an unedited set saves again (an id made from the row's index could repeat one), nor
+    one in `reserved` (ids of rows deleted since: see `review.ReviewState.issued`)."""
+    used = {str(r["id"]) for r in rows if not _no_id(r.get("id"))} | set(reserved)
     n = 0
     for r in rows:
         if _no_id(r.get("id")):

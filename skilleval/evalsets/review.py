@@ -17,7 +17,7 @@ import json
 import secrets
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
@@ -51,6 +51,9 @@ class ReviewState:
     backup_dir: Path
     token: str
     lock: threading.Lock
+    #: every id this session has shown or saved: a row added after another was deleted must
+    #: not take the deleted row's id (results keyed by case id would pair the two queries)
+    issued: set[str] = field(default_factory=set)
 
     def payload(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
         cov = coverage(self.skill, rows) if self.skill else []
@@ -59,12 +62,14 @@ class ReviewState:
 
     def load(self) -> list[dict[str, Any]]:
         rows = read_rows(self.set_path) if self.set_path.is_file() else []
-        assign_ids(rows)  # ids so coverage can point at rows
+        assign_ids(rows, self.issued)  # ids so coverage can point at rows
+        self.issued.update(str(r["id"]) for r in rows)
         return rows
 
     def save(self, rows: Any) -> dict[str, Any]:
         # the page sends every row, blank ones too, so a message's "row #N" is the row it shows
-        clean = validate_rows(rows, where="edited set", skip_blank=True)
+        clean = validate_rows(rows, where="edited set", skip_blank=True, reserved=self.issued)
+        self.issued.update(str(r["id"]) for r in clean)
         if not clean:
             raise UserError("edited set: no queries left; an eval set needs at least one")
         with self.lock:

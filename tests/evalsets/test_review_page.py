@@ -209,6 +209,21 @@ def test_a_set_with_some_ids_loads_with_unique_ids_and_saves_unedited(tmp_path: 
     assert [r["id"] for r in json.loads(set_path.read_text())] == [r["id"] for r in rows]
 
 
+def test_a_row_added_after_a_delete_gets_a_new_id(tmp_path: Path) -> None:
+    """Deleting q000 and adding a row saved the new query as q000: results keyed by case id
+    (diff --sweep, the store's case_id) would pair two different queries."""
+    from skilleval.evalsets.review import build_state
+
+    set_path = tmp_path / "set.json"
+    set_path.write_text(json.dumps([{"query": "dedupe this csv", "should_trigger": True},
+                                    {"query": "write a poem", "should_trigger": False}]))
+    state = build_state(set_path, backup_dir=tmp_path / "backups")
+    rows = state.load()
+    assert [r["id"] for r in rows] == ["q000", "q001"]
+    state.save([rows[1], {"query": "trim csv whitespace", "should_trigger": True}])
+    assert [r["id"] for r in json.loads(set_path.read_text())] == ["q001", "q002"]
+
+
 def test_a_set_broken_on_disk_and_a_folder_to_save_to_are_said(tmp_path: Path, skilleval_cli) -> None:  # noqa: ANN001
     """/api/set on a set edited into invalid JSON while the page was open dropped the
     connection (a traceback in the terminal); --save-to a folder was found at the first Save."""
