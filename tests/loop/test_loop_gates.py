@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from junitparser import Failure, JUnitXml, Skipped
 
 
@@ -96,27 +98,27 @@ def test_an_undefined_gated_figure_alone_exits_3_and_the_run_stays_diffable(skil
     assert "accuracy" in d.stdout, d.stdout + d.stderr
 
 
-def test_gates_of_a_run_with_too_many_errors_are_reported_not_checked(skilleval_cli) -> None:  # noqa: ANN001
-    """trigger.max_error_rate's exit 3 left junit.xml and summary.md without the gate."""
-    skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=2", "progress=false", "backend.error_rate=0.7",
-                      "gate.min_recall=0.3", "reporter=[json,junit,markdown]", check=3)
+# a budget stop (exit 4), and trigger.max_error_rate's exit 3, which left junit.xml and
+# summary.md without the gate
+UNCHECKED = {
+    "budget stop": (("trigger.runs=3", "budget.max_calls=25", "gate.min_recall=0.1"), 4, "stopped by the budget"),
+    "too many errors": (("trigger.runs=2", "backend.error_rate=0.7", "gate.min_recall=0.3"), 3,
+                        "errored or timed out"),
+}
+
+
+@pytest.mark.parametrize("case", list(UNCHECKED))
+def test_gates_of_a_run_that_measured_nothing_usable_are_reported_not_checked(skilleval_cli, case: str) -> None:  # noqa: ANN001
+    args, code, why = UNCHECKED[case]
+    skilleval_cli.run("+experiment=trigger_eval", "progress=false", *args, "reporter=[json,junit,markdown]",
+                      check=code)
     [junit] = list(skilleval_cli.outputs.rglob("junit.xml"))
     suite = next(s for s in JUnitXml.fromfile(str(junit)) if s.name.startswith("gates"))
-    [case] = list(suite)
-    assert case.name == "gate.min_recall" and isinstance(case.result[0], Skipped)
-    assert "errored or timed out" in case.result[0].message
+    [case_] = list(suite)
+    assert case_.name == "gate.min_recall" and isinstance(case_.result[0], Skipped)
+    assert why in case_.result[0].message
     md = next(skilleval_cli.outputs.rglob("summary.md")).read_text(encoding="utf-8")
     assert "**Gates: not checked** (0/0 passed; 1 not checked)" in md
-
-
-def test_gates_of_a_budget_stopped_run_are_reported_not_checked(skilleval_cli) -> None:  # noqa: ANN001
-    skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=3", "budget.max_calls=25", "progress=false",
-                      "gate.min_accuracy=0.1", "reporter=[json,junit]", check=4)
-    [junit] = list(skilleval_cli.outputs.rglob("junit.xml"))
-    suite = next(s for s in JUnitXml.fromfile(str(junit)) if s.name.startswith("gates"))
-    [case] = list(suite)
-    assert case.name == "gate.min_accuracy" and isinstance(case.result[0], Skipped)
-    assert "stopped by the budget" in case.result[0].message
 
 
 def test_trigger_opt_gates_say_which_run_and_what_was_measured(skilleval_cli, tmp_path) -> None:  # noqa: ANN001
