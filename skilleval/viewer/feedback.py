@@ -94,10 +94,10 @@ def _locked(workspace: Path) -> Iterator[None]:
     with _lock:
         try:  # O_NOFOLLOW: a planted symlink would make a save create or touch a file elsewhere
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        except OSError as exc:
+        except OSError:
             if lock.is_symlink():
                 raise Unreadable(f"{lock} is a symlink; not followed: remove it") from None
-            raise exc
+            raise
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
