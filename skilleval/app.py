@@ -7,9 +7,7 @@ the run in the store, and hands a `JobContext` to the experiment named by
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import hashlib
-import json
 import sys
 import time
 import uuid
@@ -33,6 +31,7 @@ from skilleval.errors import BudgetExhausted, HarnessError, UserError
 from skilleval.events import JobEnd, JobStart
 from skilleval.progress import LiveProgress, PlainProgress
 from skilleval.registry import Registry
+from skilleval.run_row import write_run_row
 from skilleval.skills import description_problems, load_skill
 from skilleval.store.liveness import run_lease
 from skilleval.terminal import RunConsole, safe
@@ -301,7 +300,7 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
     output_dir.mkdir(parents=True, exist_ok=True)
     runs = store.writer("runs", job.experiment, run_id)
     lease = run_lease(store.root, run_id)  # held while we live: a killed run shows as stale
-    _write_run_row(job, runs, "running")
+    write_run_row(job, runs, "running")
     pm.hook.on_job_start(event=JobStart(run_id, job.experiment, OmegaConf.to_container(cfg, resolve=False),
                                         output_dir))
     status, code = "failed", 1
@@ -343,7 +342,7 @@ def run_job(cfg: DictConfig, registry: Registry, pm: Any) -> int:
         if hint and store.url not in _HINTED:  # once per store: a sweep's jobs share a process
             _HINTED.add(store.url)
             print(hint, file=sys.stderr)
-        _write_run_row(job, runs, status)
+        write_run_row(job, runs, status)
         runs.close()
         if lease is not None:
             lease.release()
@@ -368,25 +367,3 @@ def _budget_stop(job: JobContext, why: str) -> int:
     print(f"skilleval: budget stop: {why}; what was measured before it is stored and "
           "reported as partial (exit 4)", file=sys.stderr)
     return BudgetExhausted.exit_code
-
-
-def _write_run_row(job: JobContext, writer: Any, status: str) -> None:
-    from skilleval.registry import default_registry
-
-    versions = {r.distribution: r.version for r in default_registry().all()}
-    writer.write([{
-        **job.identity_row(), "ts": dt.datetime.now(dt.timezone.utc), "status": status,
-        "backend": job.backend.name, "model": job.backend.model, "skill": str(job.cfg.get("skill")),
-        "output_dir": str(job.output_dir), "overrides": job.overrides,
-        "config_yaml": OmegaConf.to_yaml(job.cfg, resolve=False),
-        "plugin_versions": json.dumps(versions, sort_keys=True),
-        # An experiment stopped before it booked its totals (Ctrl-C, a failed self-check)
-        # still paid for calls: the budget saw every one of them, so the row says so.
-        "calls_made": int(job.summary.get("calls_made", job.budget.calls if job.budget else 0)),
-        "calls_cached": int(job.summary.get("calls_cached", sum(r.calls_cached for r in job.runners))),
-        "cost_usd": float(job.summary.get("cost_usd", job.budget.usd if job.budget else 0.0)),
-        "summary_json": json.dumps(job.summary, default=str),
-        "variant": job.variant.name if job.variant is not None else "",
-        "description_hash": job.description_hash,
-    }])
-    writer.flush()

@@ -30,3 +30,27 @@ def test_interrupted_run_row_counts_the_calls_it_made(skilleval_cli) -> None:  #
     # every stored trial was a call; a call cancelled in flight was started, so may add to it
     assert int(made) >= int(rows), (made, rows)
     assert abs(float(cost) - float(paid)) < 1e-9 * max(1.0, float(paid)), (cost, paid)
+
+
+def test_an_interrupted_real_backend_run_counts_its_trials_not_only_its_self_check(skilleval_cli) -> None:  # noqa: ANN001
+    """A real backend books its self-check (6 calls) in the summary first; a Ctrl-C after 40
+    paid trials then stored 6 calls and the self-check's cost as the run's."""
+    from skilleval.sim.process import SimProcess
+
+    with SimProcess(latency_ms=150) as sim:
+        proc = start_interruptible(
+            [sys.executable, "-m", "skilleval.cli", "+experiment=trigger_eval", "backend=anthropic_api",
+             f"backend.base_url={sim.url}", "backend.model=sim-1", "trigger.runs=3", "backend.concurrency=2",
+             "progress_every=0.2"],
+            cwd=skilleval_cli.cwd, env=skilleval_cli.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True)
+        seen = interrupt_once_running(proc, settle_s=1.5)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 130, "".join(seen)
+    status, made, cost = _csv(skilleval_cli, "select status, calls_made, cost_usd from runs")[1].split(",")
+    rows, paid = _csv(skilleval_cli, "select count(*), sum(cost_usd) from trials_all")[1].split(",")
+    controls, control_paid = _csv(skilleval_cli, "select count(*), sum(cost_usd) from controls")[1].split(",")
+    assert status == "interrupted" and int(rows) > 0 and int(controls) == 6
+    assert int(made) >= int(rows) + int(controls), (made, rows, controls)
+    total = float(paid) + float(control_paid)
+    assert abs(float(cost) - total) < 1e-6 * max(1.0, total), (cost, paid, control_paid)
