@@ -145,6 +145,9 @@ def build_results(o: "Optimizer", state: "LoopState", tests: dict[str, list[Quer
                       "reconsider_alpha": o.opt.reconsider_alpha},
         "calls": calls, "calls_cached": o.runner.calls_cached,
         "trial_calls": o.runner.calls_made, "proposer_calls": o.proposer_calls,
+        # errors and timeouts are no verdict: in no score above, counted here (per query too)
+        "trial_errors": o.runner.errors, "trial_timeouts": o.runner.timeouts,
+        "self_check_calls": int(o.job.summary.get("self_check_calls", 0)),
         "cost_usd": o.runner.cost_usd + o.proposer_cost,
         "calls_all_runs": state.calls, "cost_usd_all_runs": state.cost_usd,
         "plan": {"max_calls": o.plan.total, "per_iteration": o.plan.iteration},
@@ -268,9 +271,14 @@ def print_summary(o: "Optimizer", state: "LoopState", tests: dict[str, list[Quer
     if gap is not None:
         flag = "  [yellow](large: likely over-fitting)[/yellow]" if gap > 0.25 else ""
         con.print(f"train–test gap of the best: {gap:+.0%}{flag}")
-    con.print(f"backend calls: {result['calls']} ({result['trial_calls']} trials + "
-              f"{result['proposer_calls']} proposer), {result['calls_cached']} trials cached, "
+    checks = result["self_check_calls"]
+    con.print(f"backend calls: {result['calls']} ({result['trial_calls'] - checks} trials + "
+              + (f"{checks} self-check + " if checks else "")
+              + f"{result['proposer_calls']} proposer), {result['calls_cached']} trials cached, "
               f"${result['cost_usd']:.4f}; outputs in {safe(o.job.output_dir)}")
+    if result["trial_errors"] or result["trial_timeouts"]:
+        con.print(f"[yellow]{result['trial_errors']} trial(s) errored and {result['trial_timeouts']} timed "
+                  "out: no verdict, in no score above (each query's errors are in results.json)[/yellow]")
 
 
 def _flips(o: "Optimizer", state: "LoopState", tests: dict[str, list[QueryResult]]) -> list[tuple]:

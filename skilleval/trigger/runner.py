@@ -187,6 +187,7 @@ class TrialRunner:
         self.calls_made = 0
         self.calls_cached = 0
         self.cost_usd = 0.0
+        self.errors = self.timeouts = 0  # of the trials this runner sent (a caller's summary)
         self._identity = keymod.identity_digest(backend.identity())
         self._memo: dict[str, TrialResult] = {}
         self._budget_stop: BudgetExhausted | None = None
@@ -378,6 +379,8 @@ class TrialRunner:
             result = TrialResult(trial.key, Outcome.ERROR, error=f"{type(exc).__name__}: {exc}"[:500])
         self.calls_made += 1
         self.cost_usd += result.cost_usd
+        self.errors += result.outcome is Outcome.ERROR
+        self.timeouts += result.outcome is Outcome.TIMEOUT
         if self.budget is not None:
             self.budget.charge_usd(result.cost_usd, priced=result.outcome.valid, bound_usd=call_bound(
                 self.backend, result.input_tokens, result.output_tokens))

@@ -28,6 +28,15 @@ def test_iteration_lines_agree_with_results_json_under_errors(skilleval_cli, tmp
         if h["train_insufficient"]:
             want += f" ({h['train_insufficient']} insufficient)"
         assert lines[(h["iteration"], h["candidate"])] == want, (h["iteration"], lines)
+    # the run's errors and timeouts are counted and shown (they were only per query)
+    doc = json.loads(res.read_text())
+    rows = json.loads(skilleval_cli.run("sql", "select outcome, count(*) as n from trials_all group by 1",
+                                        "--format", "json", check=0).stdout)
+    counts = {r["outcome"]: r["n"] for r in rows}
+    assert (doc["trial_errors"], doc["trial_timeouts"]) == (counts.get("error", 0), counts.get("timeout", 0))
+    assert doc["trial_errors"] > 0
+    assert (f"{doc['trial_errors']} trial(s) errored and {doc['trial_timeouts']} timed out"
+            in " ".join(r.stdout.split())), r.stdout
 
 
 def test_an_insufficient_query_does_not_rank_a_description_lower() -> None:
