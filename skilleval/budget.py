@@ -51,9 +51,11 @@ class Budget:
 
     @contextmanager
     def holding(self, calls: int, purpose: str) -> Iterator[None]:
-        """Keep `calls` of `max_calls` for `purpose` while the block runs: trigger_opt's loop
-        stops where the held-out test it must still pay for would no longer fit. The stop
-        names the cap the user set and the calls held back, not a lowered cap."""
+        """Keep `calls` calls for `purpose` while the block runs, of `max_calls` and of
+        `max_usd` (at the mean cost of a call so far): trigger_opt's loop stops where the
+        held-out test it must still pay for would no longer fit. With only the call cap held
+        back, a money cap was spent whole on selection and the winner never met the test. The
+        stop names the cap the user set and what is held back, not a lowered cap."""
         self.held_back, self.held_for = calls, purpose
         try:
             yield
@@ -66,9 +68,11 @@ class Budget:
             held = f"; {self.held_back} held back for {self.held_for}" if self.held_back else ""
             self._stop(f"budget.max_calls={self.max_calls} reached ({self.calls} calls made{held})")
         if not self._money_fits(calls):
+            held = (f"; ${self._held_usd():.4f} held back for {self.held_for}"
+                    if self._held_usd() else "")
             self._stop(f"budget.max_usd={self.max_usd} reached (${self.usd:.4f} spent, "
                        f"{self.in_flight} call(s) in flight, next call up to "
-                       f"${self._next_call_usd():.4f})")
+                       f"${self._next_call_usd():.4f}{held})")
         self.calls += calls
         self.in_flight += calls
 
@@ -76,8 +80,16 @@ class Budget:
         """The money cap has room for `calls` more beside those in flight, each booked at
         `HEADROOM` times the dearest call so far (True without a money cap)."""
         est = self._next_call_usd()
-        return self.max_usd is None or (self.usd < self.max_usd and
-                                        self.usd + (self.in_flight + calls) * est <= self.max_usd * (1 + 1e-9))
+        return self.max_usd is None or (
+            self.usd < self.max_usd
+            and self.usd + (self.in_flight + calls) * est + self._held_usd() <= self.max_usd * (1 + 1e-9))
+
+    def _held_usd(self) -> float:
+        """What the held-back calls are expected to cost: the mean of the calls settled so far
+        (an expectation, not the in-flight booking's bound: held at the bound, selection
+        would stop long before the test needs it)."""
+        settled = self.calls - self.in_flight
+        return self.held_back * self.usd / settled if self.held_back and settled > 0 else 0.0
 
     def _next_call_usd(self) -> float:
         """What one more call is booked at (see the module's docstring)."""

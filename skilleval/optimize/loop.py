@@ -328,8 +328,7 @@ class Optimizer:
         state.runs.append(self.job.run_id)
         await run_self_check(self.job, self.skill, self.distractors, self.runner)
         budget = self.job.budget
-        holding = budget.holding(self.plan.final, "the held-out test") \
-            if budget is not None and budget.max_calls is not None else nullcontext()
+        holding = budget.holding(self.plan.final, "the held-out test") if budget is not None else nullcontext()
         try:
             with holding:
                 state = await self.iterate(state)

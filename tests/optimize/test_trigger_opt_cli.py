@@ -140,6 +140,18 @@ def test_budget_stops_gracefully_and_keeps_what_was_learned(cli):
     assert "gates not checked" in out.stderr and "gate passed" not in out.stdout
 
 
+def test_a_money_cap_holds_back_the_held_out_test_too(cli):
+    """Only budget.max_calls held the test's calls back: with budget.max_usd the loop spent
+    the whole cap and the winner was never checked on test ("NOT checked on test")."""
+    out = cli.run("+experiment=trigger_opt", "backend.input_usd_per_mtok=1000", "budget.max_usd=77",
+                  "optimize.patience=5", "optimize.alpha=0.001", "proposer=stub")
+    assert out.returncode == 4, out.stderr
+    assert "held back for the held-out test" in out.stdout + out.stderr
+    res = cli.results()[-1]
+    assert res["exit_reason"].startswith("budget") and res["cost_usd"] <= 77
+    assert res["test"]["best"] is not None and not res["test"]["partial"], res["test"]
+
+
 def test_apply_writes_a_valid_skill_and_keeps_a_backup(cli, tmp_path):
     skill = tmp_path / "changelog-writer"
     shutil.copytree(EXAMPLE, skill)
