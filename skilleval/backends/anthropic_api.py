@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover
 from skilleval.backends.api_listing import LAYOUTS, ORIENT_TOOLS, build_request, layout_for, skill_input_key
 from skilleval.backends.api_turns import Turns, add_tokens, skill_name
 from skilleval.backends.base import BaseBackend
-from skilleval.backends.params import AnthropicApiParams, check_bounds
+from skilleval.backends.params import AnthropicApiParams, check_base_url, check_bounds
 from skilleval.backends.pricing import TokenCounts, cost_usd, tokens_from_usage, worst_case_usd
 from skilleval.backends.retry import AdaptiveLimiter, Failure, backoff_delay, classify
 from skilleval.domain import Completion, Outcome, Trial, TrialResult
@@ -61,6 +61,7 @@ class AnthropicApiBackend(BaseBackend):
     executor_version = "api-exec-2"
 
     def __init__(self, params: AnthropicApiParams) -> None:
+        check_base_url("backend", params.base_url)
         check_bounds("backend", params, {"max_retries": 0, "concurrency": 1, "min_concurrency": 1,
                                          "max_turns": 1, "max_tokens": 1}, positive=("timeout_s",))
         if params.layout not in LAYOUTS:  # an unknown one sent no listing at all: recall 0 %

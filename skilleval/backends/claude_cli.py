@@ -44,7 +44,7 @@ from skilleval.backends.cli_process import (
     usable_cpus,
 )
 from skilleval.backends.cli_stream import CliRun, reported_api_wait_s
-from skilleval.backends.params import ClaudeCliParams, check_bounds
+from skilleval.backends.params import ClaudeCliParams, check_base_url, check_bounds
 from skilleval.backends.pricing import worst_case_usd
 from skilleval.domain import Completion, Outcome, Skill, Trial, TrialResult
 from skilleval.errors import HarnessError, UserError
@@ -71,6 +71,7 @@ class ClaudeCliBackend(BaseBackend):
                             "(install Claude Code, or run .ci/install-claude-cli.sh)")
         self.cli_version = _cli_version(self.executable)
         self.hints = params.sim_hints and is_loopback(params.base_url)
+        check_base_url("backend", params.base_url)
         check_bounds("backend", params, {"concurrency": 1, "max_turns": 1, "max_retries": 0,
                                          "cli_max_retries": 0, "retry_base_s": 0}, positive=("timeout_s",))
         if params.work_root is not None and not Path(params.work_root).expanduser().is_dir():

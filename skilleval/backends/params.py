@@ -105,3 +105,23 @@ def check_bounds(prefix: str, params: Any, minimums: dict[str, float], positive:
         value = getattr(params, name)
         if value is not None and checked_number(f"{prefix}.{name}", value, float) <= 0:
             raise UserError(f"{prefix}.{name} must be above 0, got {value!r}")
+
+
+def check_base_url(prefix: str, url: str | None) -> None:
+    """UserError (exit 2) for a ``base_url`` that is not an http(s) URL with a host: an
+    ``ftp://`` one failed every self-check call (exit 3 after 20 s of retries), and
+    ``notaurl`` was looked up as a host name."""
+    if url is None:
+        return
+    from urllib.parse import urlsplit
+
+    from skilleval.errors import UserError
+
+    try:
+        parts = urlsplit(str(url))
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError as exc:
+        raise UserError(f"{prefix}.base_url={url!r}: not a URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        raise UserError(f"{prefix}.base_url={url!r}: give an http:// or https:// URL with a host, "
+                        "as in http://127.0.0.1:8765")

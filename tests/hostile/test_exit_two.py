@@ -105,6 +105,11 @@ CASES = {
                        "backend.extra_tools: unknown 'Raed'"),
     "api timeout": (("+experiment=trigger_eval", "backend=anthropic_api", "backend.timeout_s=-5"),
                     "backend.timeout_s must be above 0, got -5"),
+    # an ftp:// URL failed every self-check call (exit 3 after 20 s); "notaurl" was looked up
+    "api base_url no scheme": (("+experiment=trigger_eval", "backend=anthropic_api", "backend.base_url=notaurl"),
+                               "backend.base_url='notaurl': give an http:// or https:// URL"),
+    "cli base_url ftp": (("+experiment=trigger_eval", "backend=claude_cli", "backend.executable=/bin/true",
+                          "backend.base_url=ftp://127.0.0.1:1"), "backend.base_url='ftp://127.0.0.1:1'"),
     "api concurrency": (("+experiment=trigger_eval", "backend=anthropic_api", "backend.concurrency=0"),
                         "backend.concurrency must be at least 1, got 0"),
     "cli work_root": (("+experiment=trigger_eval", "backend=claude_cli", "backend.executable=/bin/true",
