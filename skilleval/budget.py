@@ -19,12 +19,14 @@ A stop is recorded in `stopped` so that the job can report it and exit with its 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from skilleval.errors import BudgetExhausted
+
+T = TypeVar("T")
 
 HEADROOM = 2.0
 
@@ -159,17 +161,26 @@ class MeteredBackend:
 
     async def complete(self, prompt: str, **kwargs: Any) -> Any:
         await self._budget.areserve()
-        try:
-            reply = await self._inner.complete(prompt, **kwargs)
-        except BaseException:
-            self._budget.charge_usd(0.0, priced=False)
-            raise
+        self.calls += 1  # counted once sent: a request that fails is a backend call too
+        reply = await settled_on_error(self._inner.complete(prompt, **kwargs), self._budget)
         cost = float(getattr(reply, "cost_usd", 0.0) or 0.0)
         self._budget.charge_usd(cost, bound_usd=call_bound(self._inner, getattr(reply, "input_tokens", 0),
                                                           getattr(reply, "output_tokens", 0)))
-        self.calls += 1
         self.usd += cost
         return reply
+
+
+async def settled_on_error(call: Awaitable[T], budget: Budget | None) -> T:
+    """Await a call reserved on `budget`; when it raises, settle the reservation as a free,
+    unpriced call first. Why: left booked, the failed call stays "in flight" for the rest of
+    the run (a money cap then waits on it or refuses the next call), and priced at $0 it
+    would set the estimate for the next call to zero."""
+    try:
+        return await call
+    except BaseException:
+        if budget is not None:
+            budget.charge_usd(0.0, priced=False)
+        raise
 
 
 def metered(backend: Any, budget: Budget | None) -> Any:

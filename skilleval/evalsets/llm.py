@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from skilleval import sample_key
+from skilleval.budget import settled_on_error
 from skilleval.domain import Skill
 from skilleval.errors import HarnessError
 from skilleval.evalsets.offline import _nearest_span
@@ -155,11 +156,11 @@ async def draft_llm(skill: Skill, competitors: Sequence[Skill], n: int, positive
         prompt = build_prompt(skill, competitors, need[True], need[False], state.rows, problems)
         if budget is not None:
             budget.reserve(1)
+        state.calls += 1  # counted once sent: a request that fails is a call too
         with sample_key.keyed(f"draft|{attempt}"):  # the same draft on every run (sample_key)
-            completion = await backend.complete(prompt, max_tokens=max_tokens)
+            completion = await settled_on_error(backend.complete(prompt, max_tokens=max_tokens), budget)
         if budget is not None:
             budget.charge_usd(completion.cost_usd)
-        state.calls += 1
         state.cost_usd += completion.cost_usd
         try:
             problems = check_items(parse_answer(completion.text), skill, state, need)

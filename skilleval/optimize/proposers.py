@@ -36,6 +36,7 @@ from typing import Any, Protocol
 import yaml
 
 from skilleval import sample_key
+from skilleval.budget import settled_on_error
 from skilleval.errors import HarnessError
 
 # The request types live in `proposal` (the prompt module needs them too); re-exported here.
@@ -120,15 +121,16 @@ class LLMProposer:
             for attempt in range(1, self.params.max_attempts + 1):
                 if budget is not None:
                     budget.reserve(1)
+                self.calls_made += 1  # counted once sent: a request that fails is a call too
+                prop.calls += 1
                 # keyed: a simulator answers this (prompt, variant, attempt) the same way on every
                 # run, not by how many times its server was asked it (skilleval.sample_key)
                 with sample_key.keyed(f"propose|{variant}|{attempt}"):
-                    completion = await backend.complete(prompt, max_tokens=self.params.max_tokens)
+                    completion = await settled_on_error(
+                        backend.complete(prompt, max_tokens=self.params.max_tokens), budget)
                 if budget is not None:
                     budget.charge_usd(completion.cost_usd)
-                self.calls_made += 1
                 self.cost_usd += completion.cost_usd
-                prop.calls += 1
                 prop.attempts = attempt
                 prop.cost_usd += completion.cost_usd
                 parsed = prompts.parse_response(completion.text)

@@ -116,3 +116,42 @@ def test_stub_proposer_is_deterministic_and_offline():
 def test_request_type_has_no_room_for_held_out_data():
     names = {f.name for f in dataclasses.fields(ProposalRequest)}
     assert not any(word in n for n in names for word in ("valid", "test", "holdout", "dev"))
+
+
+class FailingBackend:
+    """A backend whose every request fails after it was sent (an HTTP 500 once retries are
+    spent), as the anthropic SDK raises it."""
+
+    name, model = "failing", "failing-1"
+
+    def __init__(self) -> None:
+        self.sent = 0
+
+    async def complete(self, prompt: str, *, system=None, max_tokens: int = 2048) -> Completion:
+        self.sent += 1
+        raise RuntimeError("Error code: 500 - api_error")
+
+
+def test_a_failed_proposer_request_is_a_call_and_frees_its_budget_booking():
+    """A proposer request that failed was not counted: trigger_opt's "backend calls" line left
+    it out, and its budget reservation stayed "in flight" for the rest of the run."""
+    backend, budget = FailingBackend(), Budget(max_calls=10, max_usd=1.0)
+    proposer = LLMProposer(LLMParams(max_attempts=3))
+    with pytest.raises(RuntimeError, match="500"):
+        asyncio.run(proposer.propose(request(1), backend=backend, budget=budget))
+    assert backend.sent == 1 and proposer.calls_made == 1 and proposer.cost_usd == 0.0
+    assert budget.calls == 1 and budget.in_flight == 0 and budget.per_call_usd is None
+
+
+def test_a_failed_drafter_request_is_a_call_and_frees_its_budget_booking():
+    from skilleval.budget import MeteredBackend
+    from skilleval.evalsets.llm import draft_llm
+
+    backend, budget = FailingBackend(), Budget(max_calls=10)
+    with pytest.raises(RuntimeError, match="500"):
+        asyncio.run(draft_llm(load_skill(EXAMPLE), [], 4, 2, backend, budget=budget))
+    assert backend.sent == 1 and budget.calls == 1 and budget.in_flight == 0
+    meter = MeteredBackend(FailingBackend(), budget)  # what judges and comparators are handed
+    with pytest.raises(RuntimeError, match="500"):
+        asyncio.run(meter.complete("grade this"))
+    assert meter.calls == 1 and budget.calls == 2 and budget.in_flight == 0
