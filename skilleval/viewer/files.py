@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import mimetypes
+import os
 import shutil
 import subprocess
 import tempfile
@@ -56,23 +57,44 @@ def contained(roots: Iterable[Path], rel: str, base: Path | None = None) -> Path
 
 
 def tree(folder: Path, roots: Iterable[Path]) -> list[str]:
-    """Relative paths of the files under `folder` (nested folders included), symlinks that
-    leave the allowed roots left out, hidden bookkeeping files left out."""
+    """Relative paths of the files under `folder` that can be shown (see `listing`)."""
+    return [rel for rel, problem in listing(folder, roots) if problem is None]
+
+
+def listing(folder: Path, roots: Iterable[Path]) -> list[tuple[str, str | None]]:
+    """Every entry under `folder` (nested folders included) as (relative path, why it is not
+    shown or None), hidden bookkeeping files left out. Why the refused ones are listed too: an
+    agent's output that is a link out of the recorded folders, a link to nothing or a FIFO is
+    part of what it did, and a reviewer who is to see every output must see that it is there."""
     roots = list(roots)
-    out = []
+    out: list[tuple[str, str | None]] = []
     if not folder.is_dir():
         return out
+    refused_dirs: list[str] = []
     for p in sorted(folder.rglob("*")):
         rel = p.relative_to(folder).as_posix()
-        if p.name in HIDDEN and p.parent == folder:
+        if (p.name in HIDDEN and p.parent == folder) or any(rel.startswith(d + "/") for d in refused_dirs):
             continue
         try:
             real = contained(roots, rel, folder)
         except Refused:
+            refused_dirs.append(rel)
+            out.append((rel, f"not shown: a link to {_link_target(p)}, outside the recorded folders"))
             continue
         if real.is_file():
-            out.append(rel)
+            out.append((rel, None))
+        elif p.is_symlink() and not real.exists():
+            out.append((rel, f"not shown: a link to {_link_target(p)}, which does not exist"))
+        elif not real.is_dir():
+            out.append((rel, "not shown: not a regular file (a device, FIFO or socket)"))
     return out
+
+
+def _link_target(path: Path) -> str:
+    try:
+        return repr(shown_name(os.readlink(path)))
+    except OSError:  # not itself a link: a folder on the way out is
+        return "a place"
 
 
 def _decode(data: bytes) -> tuple[str, str | None]:

@@ -13,6 +13,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any, Callable
 
+from skilleval.textfiles import shown_name
 from skilleval.viewer import feedback, files
 from skilleval.viewer.queries import Queries
 
@@ -87,7 +88,11 @@ def file_url(run_id: str, root: Path) -> UrlFor:
 def _outputs(run_dir: Path, roots: list[Path], url: UrlFor | None) -> list[dict[str, Any]]:
     out_dir = run_dir / "outputs"
     descs = []
-    for rel in files.tree(out_dir, roots):
+    for rel, problem in files.listing(out_dir, roots):
+        if problem is not None:
+            descs.append({"name": shown_name(rel), "size": None, "url": None, "kind": "error",
+                          "text": problem})
+            continue
         path = files.contained(roots, rel, out_dir)
         descs.append(files.describe(path, rel, url=url(path) if url else None,
                                     inline_binary=url is None))

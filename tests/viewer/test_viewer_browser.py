@@ -104,7 +104,10 @@ def test_hostile_output_files_are_text_and_runs_nothing(viewer, viewer_env, page
                    "HOSTILE-HTML", "HOSTILE-JSON", "hostile/nested/deeper/data.json", "truncated",
                    "<img src=x onerror=window.__pwned=1>.txt", "café HOSTILE-LATIN1", "not UTF-8"):
         assert marker in text, marker
-    assert "passwd-link" not in text  # a symlink out of the workspace is not listed
+    # a symlink out of the workspace is listed, said to be one, and not read (it was left out
+    # with no word: the reviewer never learnt the agent had made it)
+    assert "passwd-link" in text and "a link to '/etc/passwd', outside the recorded folders" in text
+    assert "root:x:0" not in text
     assert pg.evaluate("window.__pwned") is None
     # no element carries a handler or a javascript: URL built from data
     assert pg.evaluate("""() => [...document.querySelectorAll('*')].filter(e =>

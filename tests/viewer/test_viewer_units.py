@@ -53,6 +53,28 @@ def test_containment_refuses_traversal_absolute_and_outside_symlinks(tmp_path: P
     assert tree(root / "a", [root]) == ["b/ok.txt", "in-link"]
 
 
+def test_outputs_that_cannot_be_shown_are_listed_with_the_reason(tmp_path: Path) -> None:
+    """A link out of the workspace, a link to nothing and a FIFO were dropped from the Outputs
+    page with no word; a folder link out is one entry, its contents not walked."""
+    from skilleval.viewer.files import listing
+
+    root = tmp_path / "ws"
+    (root / "out").mkdir(parents=True)
+    (root / "out" / "ok.txt").write_text("ok")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "secret.txt").write_text("secret")
+    os.symlink(tmp_path / "elsewhere" / "secret.txt", root / "out" / "leak")
+    os.symlink(tmp_path / "elsewhere", root / "out" / "leak-dir")
+    os.symlink(root / "out" / "gone.txt", root / "out" / "dangling")
+    os.mkfifo(root / "out" / "pipe")
+    got = dict(listing(root / "out", [root]))
+    assert got["ok.txt"] is None and set(got) == {"ok.txt", "leak", "leak-dir", "dangling", "pipe"}
+    assert "outside the recorded folders" in got["leak"] and "secret.txt" in got["leak"]
+    assert "outside the recorded folders" in got["leak-dir"]
+    assert "does not exist" in got["dangling"] and "not a regular file" in got["pipe"]
+    assert tree(root / "out", [root]) == ["ok.txt"]
+
+
 def test_an_output_named_with_a_colon_is_listed(tmp_path: Path) -> None:
     """A drive-letter rule hid "summary 10:30.txt" from the Outputs page and the report, with
     no word (a name an agent writes; on POSIX nothing but a name)."""

@@ -65,7 +65,8 @@
     else view = h("pre", { class: f.kind === "error" ? "error" : "text", dir: "auto" }, f.text || "");
     if (f.truncated && f.kind !== "table") view = h("div", {}, view, h("p", { class: "muted truncated" }, `(the beginning of the file only: ${rest(f)})`));
     return h("div", { class: "file" }, h("div", { class: "fname" }, h("span", { dir: "auto" }, f.name), " ",
-      h("span", { class: "muted" }, `${f.size} bytes`, f.encoding && f.encoding !== "utf-8" ? ` · ${f.encoding}` : "", f.truncated ? " · truncated" : ""), " ", download(f)), view);
+      f.size == null ? "" : h("span", { class: "muted" }, `${f.size} bytes`, f.encoding && f.encoding !== "utf-8" ? ` · ${f.encoding}` : "", f.truncated ? " · truncated" : ""),
+      " ", f.size == null ? "" : download(f)), view);
   };
 
   function grades(g) {
