@@ -147,10 +147,8 @@ def validate_main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     problems = validate_skill(args.path)
     where = skill_md_path(args.path)  # each line says where, as a run's refusal does
-    for prob in problems:  # a problem of another file of the skill names that file itself
-        named = prob.message.startswith(f"{where.parent}{os.sep}")
-        print(f"{prob.level}: {visible_line(prob.message if named else f'{where}: {prob.message}')}",
-              file=sys.stderr)
+    for prob in problems:
+        print(f"{prob.level}: {visible_line(prob.located(where))}", file=sys.stderr)
     errors = [x for x in problems if x.level == "error"]
     if errors:  # an invalid skill is bad input: the documented code is 2, not 1 (a failed gate)
         return UserError.exit_code

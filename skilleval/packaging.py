@@ -26,7 +26,7 @@ def package_skill(path: str | Path, out_dir: str | Path | None = None) -> Path:
     root = md.parent
     errors = [p for p in validate_skill(root) if p.level == "error"]
     if errors:
-        raise UserError(f"{md}: {errors[0].message}")
+        raise UserError(errors[0].located(md))
     out_parent = Path(out_dir or ".")
     if out_parent.exists() and not out_parent.is_dir():
         raise UserError(f"-o {out_parent}: exists and is not a folder (give the folder to write into)")

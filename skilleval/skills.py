@@ -168,6 +168,11 @@ class Problem:
     level: str  # "error" | "warning"
     message: str
 
+    def located(self, md: Path) -> str:
+        """The message with where it is: `md` (the SKILL.md validated), unless it is about
+        another file of the skill, whose message names that file itself."""
+        return self.message if self.message.startswith(f"{md.parent}{os.sep}") else f"{md}: {self.message}"
+
 
 def validate_skill(path: str | Path) -> list[Problem]:
     """skill-creator's quick_validate rules, plus the gaps it leaves (see reference §12.1)."""

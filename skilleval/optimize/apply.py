@@ -56,7 +56,7 @@ def preflight(job: "JobContext", skill: Skill) -> None:
     md = skill_md_path(skill.path)
     errors = [p for p in validate_skill(skill.path) if p.level == "error"]
     if errors:
-        raise UserError(f"optimize.apply=true: {md}: {errors[0].message}; "
+        raise UserError(f"optimize.apply=true: {errors[0].located(md)}; "
                         "fix it first (the optimised description could not be written back)")
     try:  # the description is replaced in place: a layout that does not allow it, said now
         described_anew(md.read_bytes().decode("utf-8"), skill.description + " (new)", md)

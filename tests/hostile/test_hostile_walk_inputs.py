@@ -77,3 +77,15 @@ def test_hostile_input_is_one_line_exit_2(make_skilleval_cli, tmp_path: Path, fi
     line = one_line_error(r, 2)
     assert needle in line, line
     assert not (cli.store / "trials").exists(), "a trial was stored before the input was checked"
+
+
+def test_a_problem_of_another_file_is_not_put_on_skill_md(make_skilleval_cli, tmp_path: Path,
+                                                          files: Path) -> None:
+    """`package` printed ".../SKILL.md: .../bad\\xffname.txt: ..." (SKILL.md is fine; the path
+    twice); `validate` already named the file alone. Both now say the same line."""
+    cli = make_skilleval_cli(tmp_path)
+    lines = [one_line_error(cli.run(*args, timeout=60, check=None), 2)
+             for args in (("package", f"{files}/bytes/csv-tidy", "-o", f"{tmp_path}/dist"),
+                          ("validate", f"{files}/bytes/csv-tidy"))]
+    for line in lines:
+        assert "SKILL.md" not in line and line.count("csv-tidy/") == 1, line
