@@ -49,6 +49,13 @@ Measured on 2 CPUs, fresh clone at 6b66537, with the idle check and doubling
   reap, which took 1.047x the wall time (paired 95 % CI 1.011-1.084); the CLIs kept
   1.89-1.92 CPUs busy against 1.84-1.87. At a34db80 the same run gave a median of 1.049:
   the ratio's spread between runs is as large as its distance from 1.05.
+- 2026-12-03, fresh clone at c88ff74: ``--repeats 10`` median 1.062, geometric mean 1.044
+  (95 % CI 1.003-1.087); ``--repeats 6 --compare 3`` (is rounding down right?) the default
+  1.032 (1.007-1.056), one process more than the CPUs 1.060 and 1.028x the default's wall time
+  (paired 95 % CI 0.991-1.066): it kept 1.93 CPUs busy against 1.91, and lost more than that
+  to contention (CPU per trial 1.022x the probes' against 0.987x). API calls per trial 1.00 in
+  every pass. What is left above the floor is mostly not CLI work: this process's own CPU
+  (about 0.007 s a trial, 1.5 %), serve-sim's (0.5 %) and the batch's tail (0.8 %).
 """
 from __future__ import annotations
 
