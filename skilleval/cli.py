@@ -381,9 +381,9 @@ def _run_hydra(args: list[str]) -> int:
         raise
     SWEEP_ERRORS.print_repeated(len(_exit_codes))
     if len(_exit_codes) > 1:  # a sweep ends with one table across its jobs
-        from rich.console import Console
+        from skilleval.terminal import PlainConsole
 
-        print_sweep_table(FINISHED, Console(soft_wrap=True))
+        print_sweep_table(FINISHED, PlainConsole(soft_wrap=True))
     return max(_exit_codes, default=0)
 
 

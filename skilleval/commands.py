@@ -6,12 +6,11 @@ import datetime as dt
 import decimal
 import json
 import math
-import os
 import sys
 from pathlib import Path
 from typing import Callable
 
-from rich.console import Console
+from skilleval.terminal import PlainConsole
 from rich.table import Column, Table
 
 from skilleval.errors import UserError
@@ -91,8 +90,8 @@ def sql_main(argv: list[str]) -> int:
         for r in rows:
             table.add_row(*("" if r[c] is None else safe(r[c]) for c in cols))
         piped = not sys.stdout.isatty()
-        Console(width=_natural_width(table) if piped else None, soft_wrap=piped).print(table)
-        Console(stderr=True).print(f"[dim]{len(rows)} row(s)[/dim]")
+        PlainConsole(width=_natural_width(table) if piped else None, soft_wrap=piped).print(table)
+        PlainConsole(stderr=True).print(f"[dim]{len(rows)} row(s)[/dim]")
     return 0
 
 
@@ -100,7 +99,7 @@ def _natural_width(table: Table) -> int:
     """The width `table` needs to show every cell on one line."""
     from rich.measure import Measurement
 
-    wide = Console(width=1_000_000)
+    wide = PlainConsole(width=1_000_000)
     return max(20, Measurement.get(wide, wide.options, table).maximum)
 
 
@@ -133,7 +132,7 @@ def plugins_main(argv: list[str]) -> int:
                   Column("description", overflow="fold"))
     for r in regs:
         table.add_row(*(safe(x) for x in (r.kind, r.name, r.distribution, r.version, r.help)))
-    Console().print(table)
+    PlainConsole().print(table)
     return code
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
+from skilleval.terminal import PlainConsole
 from rich.markup import escape
 from rich.table import Table
 
@@ -63,7 +64,7 @@ def print_sweep_table(jobs: list[JobOutcome], console: Console) -> None:
     if not console.is_terminal:  # piped or a CI log: natural width, nothing folded
         from rich.measure import Measurement
 
-        wide = Console(width=1_000_000)
-        console = Console(width=max(40, Measurement.get(wide, wide.options, table).maximum),
+        wide = PlainConsole(width=1_000_000)
+        console = PlainConsole(width=max(40, Measurement.get(wide, wide.options, table).maximum),
                           soft_wrap=True)
     console.print(table)

@@ -44,7 +44,17 @@ def safe(text: object) -> str:
     return escape(visible(text))
 
 
-class RunConsole(Console):
+class PlainConsole(Console):
+    """A rich Console that prints data as it is: rich's emoji codes are off, so a query's
+    ``root:x:0:0`` or ``:warning:`` is not shown as ``root❌0:0`` and ``⚠`` (escaping markup
+    does not stop them). Every console of the command line is one of these."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("emoji", False)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+
+class RunConsole(PlainConsole):
     """A job's console (stdout or stderr): when the reader leaves (``| head``), the run goes
     on and ends with its own status and exit code; what it would still have printed is
     dropped. Elsewhere a closed pipe ends the command (cli: one line, exit 2), but a run whose

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from rich.console import Console
+from skilleval.terminal import PlainConsole
 from rich.markup import escape
 
 from skilleval.errors import UserError
@@ -88,7 +89,7 @@ def check_evals_main(argv: list[str]) -> int:
                           "coverage": [c.to_dict() for c in cov], "power": power.to_dict()},
                          indent=2, ensure_ascii=False))
     else:
-        out = Console(highlight=False)
+        out = PlainConsole(highlight=False)
         out.print(f"[bold]check-evals[/bold] {term(str(path))}: {len(rows)} queries"
                   + (f", skill {term(skill.name)}" if skill else ""))
         print_findings(out, report)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from rich.console import Console
+from skilleval.terminal import PlainConsole
 
 from skilleval.cliargs import ArgParser as _Parser
 from skilleval.errors import UserError
@@ -63,7 +63,7 @@ def diff_main(argv: list[str]) -> int:
     if args.format == "json":
         print(json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False))
     else:
-        render(result, Console(soft_wrap=False, width=None if sys.stdout.isatty() else 160))
+        render(result, PlainConsole(soft_wrap=False, width=None if sys.stdout.isatty() else 160))
     return 0
 
 

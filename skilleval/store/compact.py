@@ -200,7 +200,7 @@ def compact_main(argv: list[str]) -> int:
     if args.format == "json":
         print(json.dumps([vars(t) for t in report.tables], indent=2))
         return 0
-    from rich.console import Console
+    from skilleval.terminal import PlainConsole
     from rich.table import Column, Table
 
     # Table names and counts fold rather than end in "…" on a narrow terminal (a lost digit lies).
@@ -209,7 +209,7 @@ def compact_main(argv: list[str]) -> int:
     for t in report.tables:
         out.add_row(t.table, str(t.parts_before), str(t.parts_after), str(t.merged),
                     str(t.written), str(t.rows_moved), str(t.leftovers_removed))
-    Console().print(out)
+    PlainConsole().print(out)
     if not report.tables:
         print(f"nothing to compact in {store.url}", file=sys.stderr)
     return 0

@@ -55,7 +55,7 @@ def stats_main(argv: list[str]) -> int:
     if args.format == "json":
         print(json.dumps([asdict(s) for s in stats], indent=2))
         return 0
-    from rich.console import Console
+    from skilleval.terminal import PlainConsole
     from rich.table import Column, Table
 
     # View names and counts fold rather than end in "…" on a narrow terminal (a lost digit lies).
@@ -68,7 +68,7 @@ def stats_main(argv: list[str]) -> int:
     for s in stats:
         table.add_row(s.view, f"{s.parts:,}", f"{s.compacted_parts:,}", f"{s.small_parts:,}",
                       f"{s.rows:,}", f"{s.bytes:,}", f"{s.dead_parts:,}")
-    Console().print(table)
+    PlainConsole().print(table)
     if not stats:
         print(f"the store at {store.url} holds no parts yet", file=sys.stderr)
     return 0

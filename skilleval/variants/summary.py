@@ -170,7 +170,7 @@ class SweepSummaryCallback(Callback):
     """Hydra calls this after the last job of a multirun (``hydra.callbacks`` in config.yaml)."""
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
-        from rich.console import Console
+        from skilleval.terminal import PlainConsole
 
         from skilleval.store.catalog import Store, resolve_root
 
@@ -180,7 +180,7 @@ class SweepSummaryCallback(Callback):
             summary = build(store, sweep_id_of(sweep_dir))
             if summary is None or len(summary.cells) < 2:
                 return
-            render(summary, Console())
+            render(summary, PlainConsole())
             sweep_dir.mkdir(parents=True, exist_ok=True)
             (sweep_dir / "sweep_summary.json").write_text(
                 json.dumps(summary.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -191,7 +191,7 @@ class SweepSummaryCallback(Callback):
 
 def sweep_diff_main(argv: list[str]) -> int:
     """``skilleval diff --sweep SWEEP_ID [--store PATH] [--format table|json]``."""
-    from rich.console import Console
+    from skilleval.terminal import PlainConsole
 
     from skilleval.store.catalog import Store, resolve_root
 
@@ -213,7 +213,7 @@ def sweep_diff_main(argv: list[str]) -> int:
     if args.format == "json":
         print(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))
     else:
-        render(summary, Console())
+        render(summary, PlainConsole())
     return 0
 
 

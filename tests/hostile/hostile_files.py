@@ -10,7 +10,9 @@ HOSTILE_TEXTS = ["close [/] the tag and [bold]shout[/bold]",
                  "[link=file:///etc/passwd]click me[/link] please",
                  f"clear the screen {ESC}[2J now",
                  f"retitle {ESC}]0;pwned\x07 the window",
-                 "reverse \u202eevil\u202c text [/]evil"]
+                 "reverse \u202eevil\u202c text [/]evil",
+                 "users like root:x:0:0 :warning: and :thumbs_up:"]  # rich's emoji codes
+EMOJI = ("\u274c", "\u26a0", "\U0001f44d")  # what rich would make of :x: :warning: :thumbs_up:
 
 
 def write_skill(root: Path, folder: str, name: str, description: str = "Tidy CSV files.",

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hostile_files import ESC, HOSTILE_TEXTS, write_skill
+from hostile_files import EMOJI, ESC, HOSTILE_TEXTS, write_skill
 
 # Markers of executed sequences: a live OSC 8 hyperlink, a screen clear, an OSC title, a bidi flip.
 EXECUTED = [f"{ESC}]8;", f"{ESC}[2J", f"{ESC}]0;", "\u202e", "\x07"]
@@ -41,6 +41,8 @@ def test_trigger_eval_with_hostile_queries_completes(hostile_run) -> None:
     _assert_nothing_executed(proc.stdout + proc.stderr)
     assert "[link=file:///etc/passwd]" in proc.stdout.replace("\n", "") or "link=file" in proc.stdout
     assert "\\x1b[2J" in proc.stdout  # shown, as text
+    # emoji codes in data are text too (root:x:0:0 was shown as root\u274c0:0)
+    assert ":x:" in proc.stdout and not any(e in proc.stdout + proc.stderr for e in EMOJI)
     result = json.loads(cli.results()[-1].read_text())
     assert [r["query"] for r in result["results"]][:len(HOSTILE_TEXTS)] == HOSTILE_TEXTS
 
@@ -54,6 +56,7 @@ def test_sql_shows_stored_hostile_text_escaped(hostile_run, fmt: str) -> None:
     if fmt == "table":
         _assert_nothing_executed(r.stdout + r.stderr)
         assert "\\x1b" in r.stdout and "[/]" in r.stdout
+        assert ":warning:" in r.stdout and not any(e in r.stdout for e in EMOJI)
     elif fmt == "json":  # JSON escapes control characters itself; it is data for programs
         assert ESC not in r.stdout and json.loads(r.stdout)
 
@@ -81,3 +84,15 @@ def test_error_lines_show_control_characters(skilleval_cli, tmp_path: Path) -> N
     p = tmp_path / f"no{ESC}[2Jskill"
     r = skilleval_cli.run("validate", str(p))
     assert r.returncode == 2 and ESC not in r.stderr and "\\x1b[2J" in r.stderr
+
+
+def test_every_console_of_the_command_line_prints_emoji_codes_as_text() -> None:
+    """A rich Console made directly turns ':x:' in data into an emoji; each one is a
+    `terminal.PlainConsole` (or its RunConsole) instead."""
+    import re
+
+    root = Path(__file__).resolve().parents[2] / "skilleval"
+    direct = [f"{p.relative_to(root)}:{n}" for p in root.rglob("*.py") if "sim" not in p.parts
+              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+              if re.search(r"(?<![A-Za-z_.])Console\(", line) and "class " not in line]
+    assert direct == []
