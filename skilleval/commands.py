@@ -46,7 +46,7 @@ def _csv_cell(value: object) -> object:
 
 
 def sql_main(argv: list[str]) -> int:
-    p = _Parser(prog="skilleval sql", description="Run SQL over every result in the store. "
+    p = _Parser(prog="skilleval sql", description="Run one read-only SQL query over every result in the store. "
                 "Views: runs, trials, queries (+ candidates, executions, grades, comparisons when present); "
                 "a keyed view shows each key once (its newest row), <view>_all every row written; "
                 "a run killed while running shows status 'stale'.")
@@ -60,6 +60,7 @@ def sql_main(argv: list[str]) -> int:
 
     store = Store(named_root(args.store))
     try:
+        _read_only(args.query)
         result = store.query(args.query)
     except duckdb.Error as exc:
         views = ", ".join(store.tables()) or "none yet (run an experiment first)"
@@ -93,6 +94,29 @@ def sql_main(argv: list[str]) -> int:
         PlainConsole(width=_natural_width(table) if piped else None, soft_wrap=piped).print(table)
         PlainConsole(stderr=True).print(f"[dim]{len(rows)} row(s)[/dim]")
     return 0
+
+
+#: what `skilleval sql` runs: statements that only read (SELECT covers WITH, FROM-first,
+#: VALUES, DESCRIBE, SHOW and SUMMARIZE)
+_READING = ("SELECT", "EXPLAIN")
+
+
+def _read_only(sql: str) -> None:
+    """Refuse (exit 2) SQL that is not one statement that only reads. Why: the views read the
+    store's own Parquet parts, so a COPY ... TO one of them replaced a part and lost its rows
+    with exit 0; DROP VIEW printed "Success" and changed nothing; ATTACH made a file."""
+    import duckdb
+
+    statements = duckdb.connect().extract_statements(sql)
+    if len(statements) > 1:
+        raise UserError(f"SQL: {len(statements)} statements; skilleval sql runs one query at a time")
+    kind = statements[0].type.name if statements else None
+    if kind == "MULTI":  # what DuckDB makes of a PIVOT without its IN list (it makes a type first)
+        raise UserError("SQL: a PIVOT without an IN list runs several statements; skilleval sql "
+                        "runs one query: list the values, e.g. PIVOT (sum(v) FOR k IN ('a', 'b'))")
+    if kind is not None and kind not in _READING:
+        raise UserError(f"SQL: {kind} is not a query; skilleval sql only reads (SELECT, WITH, FROM, "
+                        "DESCRIBE, SHOW, SUMMARIZE, EXPLAIN): the store is written by runs alone")
 
 
 def _natural_width(table: Table) -> int:
