@@ -38,6 +38,7 @@ class Cell:
     passed: dict[str, bool]  # case_id -> passed (measured queries only)
     insufficient: int
     accuracy: dict[str, Any] = field(default_factory=dict)  # stats.Estimate.to_dict()
+    skill: str = ""
 
 
 @dataclass
@@ -46,6 +47,7 @@ class ModelVerdict:
     best: str
     best_accuracy: float | None
     versus_original: dict[str, Any] | None  # b, c, n, p_value; None when no original
+    skill: str = ""
 
 
 @dataclass
@@ -56,6 +58,9 @@ class SweepSummary:
     cells: list[Cell]
     verdicts: list[ModelVerdict]
     notes: list[str]
+    #: the skills the sweep measured: variants are compared within a skill, never across
+    #: (a sweep over skill=a,b with no variants showed b's accuracy as "original", unnamed)
+    skills: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,12 +73,12 @@ def sweep_id_of(sweep_dir: str | Path) -> str:
 
 def build(store: Any, sweep_id: str, confidence: float = 0.95) -> SweepSummary | None:
     """The summary of a sweep's trigger_eval jobs, or None when the store has none."""
-    from skilleval.stats import estimate, mcnemar_exact
+    from skilleval.stats import estimate
 
     if not {"queries", "runs"} <= set(store.tables()):
         return None
     rows = store.query(
-        "SELECT q.run_id, q.case_id, q.passed, r.model, r.job_num, "
+        "SELECT q.run_id, q.case_id, q.passed, q.skill, r.model, r.job_num, "
         "coalesce(r.variant, '') AS variant, coalesce(r.description_hash, '') AS dhash "
         "FROM queries q JOIN runs r ON q.run_id = r.run_id "
         "WHERE q.sweep_id = ? AND q.experiment = 'trigger_eval' "
@@ -85,28 +90,42 @@ def build(store: Any, sweep_id: str, confidence: float = 0.95) -> SweepSummary |
         c = cells.get(r["run_id"])
         if c is None:
             c = cells[r["run_id"]] = Cell(r["variant"] or ORIGINAL, str(r["model"]), r["run_id"],
-                                          r["dhash"], {}, 0)
+                                          r["dhash"], {}, 0, skill=str(r["skill"]))
         if r["passed"] is None:
             c.insufficient += 1
         else:
             c.passed[r["case_id"]] = bool(r["passed"])
-    by_key: dict[tuple[str, str], Cell] = {}
+    by_key: dict[tuple[str, str, str], Cell] = {}
     notes: list[str] = []
     for c in cells.values():  # job order: a later job of the same cell is shown instead
-        if (c.variant, c.model) in by_key:
-            notes.append(f"{c.variant} on {c.model} was measured by more than one job "
+        if (c.skill, c.variant, c.model) in by_key:
+            notes.append(f"{c.skill}: {c.variant} on {c.model} was measured by more than one job "
                          f"(other sweep values); the last one ({c.run_id}) is shown")
         k = sum(c.passed.values())
         c.accuracy = estimate(k, len(c.passed), confidence).to_dict()
-        by_key[(c.variant, c.model)] = c
-    variants = sorted({v for v, _ in by_key}, key=lambda v: (v != ORIGINAL, v))
-    models = sorted({m for _, m in by_key})
+        by_key[(c.skill, c.variant, c.model)] = c
+    skills = sorted({s for s, _, _ in by_key})
+    variants = sorted({v for _, v, _ in by_key}, key=lambda v: (v != ORIGINAL, v))
+    models = sorted({m for _, _, m in by_key})
+    verdicts = [v for skill in skills for v in _verdicts(by_key, skill, variants, models, notes,
+                                                          named=len(skills) > 1)]
+    return SweepSummary(sweep_id, variants, models, list(by_key.values()), verdicts, notes, skills)
+
+
+def _verdicts(by_key: dict[tuple[str, str, str], Cell], skill: str, variants: list[str],
+              models: list[str], notes: list[str], *, named: bool) -> list[ModelVerdict]:
+    """Each model's best variant of `skill` and its paired test against the original."""
+    from skilleval.stats import mcnemar_exact
+
+    who = f"{skill}, " if named else ""
     verdicts: list[ModelVerdict] = []
     for m in models:
-        mine = [by_key[(v, m)] for v in variants if (v, m) in by_key]
+        mine = [by_key[(skill, v, m)] for v in variants if (skill, v, m) in by_key]
+        if not mine:
+            continue
         best = max(mine, key=lambda c: (c.accuracy["value"] if c.accuracy["value"] is not None
                                         else -1.0, c.variant == ORIGINAL))
-        orig = by_key.get((ORIGINAL, m))
+        orig = by_key.get((skill, ORIGINAL, m))
         versus = None
         if orig is not None:
             shared = sorted(set(best.passed) & set(orig.passed))
@@ -118,28 +137,45 @@ def build(store: Any, sweep_id: str, confidence: float = 0.95) -> SweepSummary |
                       "variants_compared": k, "p_adjusted": min(1.0, k * p),
                       "test": "exact McNemar, two-sided, over the queries both measured; "
                               "p_adjusted: Bonferroni over the variants the best was picked from"}
-        verdicts.append(ModelVerdict(m, best.variant, best.accuracy["value"], versus))
+        verdicts.append(ModelVerdict(m, best.variant, best.accuracy["value"], versus, skill=skill))
         if orig is None:
-            notes.append(f"{m}: the original was not measured in this sweep, so the best variant "
-                         "has no paired test (add variant=original)")
+            notes.append(f"{who}{m}: the original was not measured in this sweep, so the best "
+                         "variant has no paired test (add variant=original)")
     if len({v.best for v in verdicts}) > 1:
-        notes.append("the best variant differs between models: "
+        notes.append(f"{who}the best variant differs between models: "
                      + "; ".join(f"{v.model}: {v.best}" for v in verdicts))
-    return SweepSummary(sweep_id, variants, models, list(by_key.values()), verdicts, notes)
+    return verdicts
 
 
 def render(summary: SweepSummary, console: Any) -> None:
+    """The table of each skill the sweep measured (one, usually), then the verdicts and notes."""
+    from rich.markup import escape
+
+    skills = summary.skills or [""]
+    for skill in skills:
+        named = f" of {escape(skill)}" if len(skills) > 1 else ""
+        console.print(f"[bold]sweep {summary.sweep_id}[/bold]: query accuracy [95% CI]{named} by "
+                      "variant × model", soft_wrap=True)
+        console.print(_table(summary, skill))
+        for v in summary.verdicts:
+            if v.skill == skill:
+                console.print(_verdict_line(v, f"{skill}, " if named else ""))
+    for n in summary.notes:
+        console.print(f"note: {escape(n)}")
+
+
+def _table(summary: SweepSummary, skill: str) -> Any:
     from rich.markup import escape
     from rich.table import Table
 
-    cells = {(c.variant, c.model): c for c in summary.cells}
-    console.print(f"[bold]sweep {summary.sweep_id}[/bold]: query accuracy [95% CI] by variant × model",
-                  soft_wrap=True)
+    cells = {(c.variant, c.model): c for c in summary.cells if c.skill == skill}
     table = Table()
     table.add_column("variant")
     for m in summary.models:
         table.add_column(escape(m), justify="right")
     for v in summary.variants:
+        if not any((v, m) in cells for m in summary.models):
+            continue  # a variant another skill's jobs measured
         row = [escape(v)]
         for m in summary.models:
             c = cells.get((v, m))
@@ -150,20 +186,22 @@ def render(summary: SweepSummary, console: Any) -> None:
             extra = f" ({c.insufficient} insufficient)" if c.insufficient else ""
             row.append(f"{a['value']:.0%} [{a['low']:.0%}–{a['high']:.0%}] {a['k']}/{a['n']}{extra}")
         table.add_row(*row)
-    console.print(table)
-    for v in summary.verdicts:
-        line = f"{escape(v.model)}: best {escape(v.best)}"
-        vs = v.versus_original
-        if v.best == ORIGINAL:
-            line += " (the original itself)"
-        elif vs is not None:
-            sig = "significant" if vs["p_adjusted"] < 0.05 else "not significant"
-            line += (f" vs original: +{vs['b']}/-{vs['c']} over {vs['n']} queries, exact McNemar "
-                     f"p={vs['p_value']:.3g}, Bonferroni over {vs['variants_compared']} variants "
-                     f"p={vs['p_adjusted']:.3g} ({sig})")
-        console.print(line)
-    for n in summary.notes:
-        console.print(f"note: {escape(n)}")
+    return table
+
+
+def _verdict_line(v: ModelVerdict, who: str) -> str:
+    from rich.markup import escape
+
+    line = f"{escape(who + v.model)}: best {escape(v.best)}"
+    vs = v.versus_original
+    if v.best == ORIGINAL:
+        line += " (the original itself)"
+    elif vs is not None:
+        sig = "significant" if vs["p_adjusted"] < 0.05 else "not significant"
+        line += (f" vs original: +{vs['b']}/-{vs['c']} over {vs['n']} queries, exact McNemar "
+                 f"p={vs['p_value']:.3g}, Bonferroni over {vs['variants_compared']} variants "
+                 f"p={vs['p_adjusted']:.3g} ({sig})")
+    return line
 
 
 class SweepSummaryCallback(Callback):

@@ -209,3 +209,23 @@ def test_diff_sweep_bad_usage_is_one_line(skilleval_cli) -> None:  # noqa: ANN00
         r = skilleval_cli.run(*argv)
         assert r.returncode == 2, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1 and "diff --sweep" in r.stderr, r.stderr
+
+
+def test_a_sweep_over_two_skills_shows_each_skills_numbers_under_its_name(make_skilleval_cli, tmp_path):
+    """skill=a,b backend.model=z1,z2 printed one unnamed "original" row holding the second
+    skill's accuracy (the first's jobs overwritten, "the last one is shown")."""
+    cli = make_skilleval_cli(tmp_path)
+    skills = [REPO / "experiments" / n for n in ("csv-tidy", "recipe-scaler")]
+    out = cli.run("-m", "+experiment=trigger_eval", f"skill={skills[0]},{skills[1]}",
+                  "backend.model=z1,z2", "trigger.runs=1", "progress=false")
+    acc = {(r["skill_name"], r["model"]): (sum(q["pass"] for q in r["results"]), len(r["results"]))
+           for r in _results(cli)}
+    [summary_file] = list(cli.outputs.rglob("sweep_summary.json"))
+    summary = json.loads(summary_file.read_text())
+    assert summary["skills"] == ["csv-tidy", "recipe-scaler"]
+    cells = {(c["skill"], c["model"]): (c["accuracy"]["k"], c["accuracy"]["n"]) for c in summary["cells"]}
+    assert cells == acc and len(cells) == 4
+    assert {(v["skill"], v["model"]) for v in summary["verdicts"]} == set(acc)
+    assert "was measured by more than one job" not in out.stdout
+    for skill in ("csv-tidy", "recipe-scaler"):
+        assert f"of {skill} by variant × model" in out.stdout
