@@ -98,6 +98,15 @@ class UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def yaml_problem(exc: yaml.YAMLError, first_line: int = 1) -> str:
+    """PyYAML's error as one line with where it is: "mapping values are not allowed here at
+    line 2 column 9" (its message spreads that over several lines, and the first says no
+    place). `first_line`: the file's line number of the parsed text's first line."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or next(iter(str(exc).strip().splitlines()), type(exc).__name__)
+    return problem if mark is None else f"{problem} at line {mark.line + first_line} column {mark.column + 1}"
+
+
 def split_frontmatter(text: str, source: Path) -> tuple[dict[str, Any], str]:
     """(frontmatter mapping, body) of a SKILL.md text; UserError naming `source` otherwise."""
     text = text.lstrip("\ufeff")
@@ -107,11 +116,8 @@ def split_frontmatter(text: str, source: Path) -> tuple[dict[str, Any], str]:
                         "line and close it with another '---' line)")
     try:
         data = yaml.load(match.group(1), Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 2}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise UserError(f"{source}: malformed YAML frontmatter{where}: {problem}") from None
+    except yaml.YAMLError as exc:  # the frontmatter starts on the file's line 2
+        raise UserError(f"{source}: malformed YAML frontmatter: {yaml_problem(exc, 2)}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):

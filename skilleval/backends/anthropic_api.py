@@ -29,7 +29,7 @@ from skilleval.backends.api_listing import LAYOUTS, ORIENT_TOOLS, build_request,
 from skilleval.backends.api_turns import Turns, add_tokens, skill_name
 from skilleval.backends.base import BaseBackend
 from skilleval.backends.params import AnthropicApiParams, check_base_url, check_bounds
-from skilleval.backends.pricing import TokenCounts, cost_usd, tokens_from_usage, worst_case_usd
+from skilleval.backends.pricing import TokenCounts, cost_usd, load_table, tokens_from_usage, worst_case_usd
 from skilleval.backends.retry import AdaptiveLimiter, Failure, backoff_delay, classify
 from skilleval.domain import Completion, Outcome, Trial, TrialResult
 from skilleval.errors import HarnessError, UserError
@@ -62,6 +62,8 @@ class AnthropicApiBackend(BaseBackend):
 
     def __init__(self, params: AnthropicApiParams) -> None:
         check_base_url("backend", params.base_url)
+        if params.pricing_file:  # read now: a bad file is exit 2 before any call, not
+            load_table(params.pricing_file)  # an error on every trial after its call
         check_bounds("backend", params, {"max_retries": 0, "concurrency": 1, "min_concurrency": 1,
                                          "max_turns": 1, "max_tokens": 1}, positive=("timeout_s",))
         if params.layout not in LAYOUTS:  # an unknown one sent no listing at all: recall 0 %

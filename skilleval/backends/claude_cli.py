@@ -45,7 +45,7 @@ from skilleval.backends.cli_process import (
 )
 from skilleval.backends.cli_stream import CliRun, reported_api_wait_s
 from skilleval.backends.params import ClaudeCliParams, check_base_url, check_bounds
-from skilleval.backends.pricing import worst_case_usd
+from skilleval.backends.pricing import load_table, worst_case_usd
 from skilleval.domain import Completion, Outcome, Skill, Trial, TrialResult
 from skilleval.errors import HarnessError, UserError
 from skilleval.excerpt import make_excerpt
@@ -72,6 +72,8 @@ class ClaudeCliBackend(BaseBackend):
         self.cli_version = _cli_version(self.executable)
         self.hints = params.sim_hints and is_loopback(params.base_url)
         check_base_url("backend", params.base_url)
+        if params.pricing_file:  # read now: a bad file is exit 2 before any call, not
+            load_table(params.pricing_file)  # an error on every trial after its call
         check_bounds("backend", params, {"concurrency": 1, "max_turns": 1, "max_retries": 0,
                                          "cli_max_retries": 0, "retry_base_s": 0}, positive=("timeout_s",))
         if params.work_root is not None and not Path(params.work_root).expanduser().is_dir():

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from skilleval.errors import UserError
+from skilleval.skills import yaml_problem
 
 DEFAULT_TABLE = Path(__file__).resolve().parents[2] / "conf" / "pricing" / "default.yaml"
 
@@ -46,9 +47,16 @@ def load_table(path: str | None = None) -> dict[str, Any]:
     table = yaml.safe_load(_table_path().read_text())
     if path:
         try:
-            extra = yaml.safe_load(Path(path).read_text()) or {}
-        except OSError as exc:
+            extra = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except (OSError, UnicodeDecodeError) as exc:
             raise UserError(f"backend.pricing_file: cannot read {path}: {exc}") from None
+        except yaml.YAMLError as exc:
+            raise UserError(f"backend.pricing_file: {path}: not valid YAML: {yaml_problem(exc)}") from None
+        shapes = [extra] + [extra.get(k) or {} for k in ("models", "multipliers") if isinstance(extra, dict)]
+        if not all(isinstance(x, dict) for x in shapes):
+            raise UserError(f"backend.pricing_file: {path}: expected a mapping with 'models' "
+                            "(and 'multipliers'), each a mapping by model name, as in "
+                            "skilleval/conf/pricing/default.yaml")
         table.setdefault("models", {}).update(extra.get("models") or {})
         table.setdefault("multipliers", {}).update(extra.get("multipliers") or {})
     return table

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from skilleval.errors import UserError
-from skilleval.skills import UniqueKeyLoader
+from skilleval.skills import UniqueKeyLoader, yaml_problem
 
 ORIGINAL = "original"
 #: Names a Hydra override can carry unquoted (they become ``variant=NAME`` sweep values).
@@ -86,7 +86,8 @@ def load_variants(path: str | Path) -> dict[str, str]:
             raw = json.loads(text, object_pairs_hook=_unique_pairs) if p.suffix.lower() == ".json" \
                 else yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader
         except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            first = yaml_problem(exc) if isinstance(exc, yaml.YAMLError) else \
+                next(iter(str(exc).strip().splitlines()), type(exc).__name__)
             raise UserError(f"variants={p}: not valid {'JSON' if p.suffix == '.json' else 'YAML'}: "
                             f"{first}") from None
         if not isinstance(raw, dict) or not raw:

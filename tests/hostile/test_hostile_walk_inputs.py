@@ -89,3 +89,28 @@ def test_a_problem_of_another_file_is_not_put_on_skill_md(make_skilleval_cli, tm
                           ("validate", f"{files}/bytes/csv-tidy"))]
     for line in lines:
         assert "SKILL.md" not in line and line.count("csv-tidy/") == 1, line
+
+
+@pytest.mark.parametrize("content,words", [("models:\n  x: [1, 2\n", "not valid YAML: expected ',' or ']'"),
+                                           ("- a\n- b\n", "expected a mapping with 'models'"),
+                                           ("models: [1]\n", "expected a mapping with 'models'")])
+def test_a_bad_pricing_file_is_exit_2_before_any_call(make_skilleval_cli, tmp_path: Path, sim,
+                                                      content: str, words: str) -> None:  # noqa: ANN001
+    """backend.pricing_file was read when the first answer was priced: the self-check's calls
+    were made, each trial failed on the file, and the run said "Check the API key" (exit 3)."""
+    cli = make_skilleval_cli(tmp_path)
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(content)
+    before = sim.stats().get("POST /v1/messages", 0)
+    r = cli.run(*TRIGGER, "backend=anthropic_api", f"backend.base_url={sim.url}", "backend.model=sim-1",
+                f"backend.pricing_file={prices}", timeout=120, check=None)
+    line = one_line_error(r, 2)
+    assert "backend.pricing_file" in line and words in line, line
+    assert sim.stats().get("POST /v1/messages", 0) == before
+
+
+def test_a_yaml_error_in_a_variants_file_says_where(make_skilleval_cli, tmp_path: Path) -> None:
+    cli = make_skilleval_cli(tmp_path)
+    (tmp_path / "v.yaml").write_text("good: Fine text.\nbad: Use this: for things\n")
+    r = cli.run("-m", *TRIGGER, f"variants={tmp_path / 'v.yaml'}", "variant=glob(*)", timeout=60, check=None)
+    assert "mapping values are not allowed here at line 2 column 14" in one_line_error(r, 2)
