@@ -60,8 +60,9 @@ def expand_variant_args(args: list[str]) -> list[str]:
     i, value = found
     try:
         [override] = OverridesParser.create().parse_overrides([f"variant={value}"])
-    except Exception as exc:  # Hydra's grammar errors
-        raise UserError(f"variant={value}: {exc}") from None
+    except Exception as exc:  # Hydra's grammar errors, over two lines: one line, as cli says them
+        said = "; ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip())
+        raise UserError(f"variant={value}: {said}") from None
     glob = override.value()
     if not isinstance(glob, Glob):
         return args

@@ -143,6 +143,9 @@ def test_glob_expansion_uses_hydras_glob(tmp_path):
         expand_variant_args([f"variants={vfile}", "variant=glob(zz*)"])
     with pytest.raises(UserError, match="needs exactly one variants=FILE"):
         expand_variant_args(["variant=glob(*)"])
+    with pytest.raises(UserError) as bad:  # Hydra's two-line grammar error: one line
+        expand_variant_args(["-m", f"variants={vfile}", "variant=glob(*"])
+    assert "\n" not in str(bad.value) and "no viable alternative at input 'glob(*'; See https" in str(bad.value)
 
 
 def test_a_folder_of_txt_variants_and_bad_names(tmp_path, skilleval_cli):
