@@ -76,12 +76,15 @@ def _hydra_main() -> None:
         except SkillevalError as exc:
             code, error = exc.exit_code, (visible_line(exc) if exc.exit_code else None)
         job_num = _multirun_job_num()
-        # a launcher may run this job in another process: its code and error line then go
-        # to the CLI's process (job_exit), which prints the line
-        if not job_exit.record(code, error, job_num or 0) and error is not None:
+        if error is not None and job_num is not None:
+            _refused_job_row(cfg, job_num, code)
+        # a launcher may run this job in another process: its code, error line and row of
+        # the sweep table then go to the CLI's process (job_exit), which prints them
+        from skilleval.sweep_table import FINISHED
+
+        row = next((j.to_wire() for j in reversed(FINISHED) if j.job_num == (job_num or 0)), None)
+        if not job_exit.record(code, error, job_num or 0, row) and error is not None:
             _report_line(error, job_num)
-            if job_num is not None:
-                _refused_job_row(cfg, job_num, code)
         _exit_codes.append(code)
 
     _run()
@@ -337,9 +340,14 @@ def _run_hydra(args: list[str]) -> int:
     # Let configuration errors reach us (instead of Hydra printing a trace and exiting 1).
     os.environ["HYDRA_FULL_ERROR"] = "1"
     warnings.filterwarnings("ignore", message=r"provider=hydra\.searchpath in main, path=.* is not available")
+    # ... and in a launcher's worker processes (joblib's loky, submitit), which compose the
+    # config again: each printed it with its `warnings.warn(` line on stderr
+    quiet = "ignore:provider=hydra.searchpath in main:UserWarning"  # -W: a literal prefix, no ','
+    if quiet not in os.environ.get("PYTHONWARNINGS", ""):
+        os.environ["PYTHONWARNINGS"] = ",".join(filter(None, (os.environ.get("PYTHONWARNINGS"), quiet)))
     sys.argv = [sys.argv[0], *args]
     _exit_codes.clear()
-    from skilleval.sweep_table import FINISHED, print_sweep_table
+    from skilleval.sweep_table import FINISHED, JobOutcome, print_sweep_table
 
     FINISHED.clear()
     SWEEP_ERRORS.clear()
@@ -347,6 +355,7 @@ def _run_hydra(args: list[str]) -> int:
         with job_exit.collecting() as remote, single_composition(args), shared_config_store():
             _hydra_main()
         _exit_codes.extend(remote.codes)
+        FINISHED.extend(JobOutcome.from_wire(o) for o in remote.outcomes)
         for job_num, line in remote.errors:
             _report_line(line, job_num)
     except SkillevalError:

@@ -29,6 +29,8 @@ class Collected:
     codes: list[int] = field(default_factory=list)
     #: (job number, error line) of the jobs that failed with an error, by job number
     errors: list[tuple[int, str]] = field(default_factory=list)
+    #: the jobs' rows of the sweep table (`sweep_table.JobOutcome.to_wire`)
+    outcomes: list[dict] = field(default_factory=list)
 
 
 def elsewhere() -> bool:
@@ -36,14 +38,15 @@ def elsewhere() -> bool:
     return bool(os.environ.get(_DIR)) and os.environ.get(_PID) != str(os.getpid())
 
 
-def record(code: int, error: str | None = None, job_num: int = 0) -> bool:
+def record(code: int, error: str | None = None, job_num: int = 0, outcome: dict | None = None) -> bool:
     """Called by every job; writes a file only when running outside the CLI's process.
-    Returns True if it did (then `error`, if any, is the CLI's to print)."""
+    Returns True if it did (then `error`, if any, is the CLI's to print, and `outcome` its
+    row of the sweep table)."""
     if not elsewhere():
         return False
     try:
         Path(os.environ[_DIR], f"{os.getpid()}-{uuid.uuid4().hex}").write_text(
-            json.dumps({"code": int(code), "error": error, "job": int(job_num)}))
+            json.dumps({"code": int(code), "error": error, "job": int(job_num), "outcome": outcome}))
     except OSError:  # a remote node without the folder: the CLI cannot see this code
         return False
     return True
@@ -65,6 +68,8 @@ def collecting() -> Iterator[Collected]:
                 got.codes.append(int(entry["code"]))
                 if entry.get("error"):
                     got.errors.append((int(entry.get("job", 0)), str(entry["error"])))
+                if isinstance(entry.get("outcome"), dict):
+                    got.outcomes.append(entry["outcome"])
             except (ValueError, KeyError, TypeError):
                 got.codes.append(1)
         got.errors.sort()

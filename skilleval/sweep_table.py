@@ -1,9 +1,10 @@
 """The table a sweep ends with: one row per job, what it varied and what it measured.
 
-Jobs of a multirun run one after the other in this process (Hydra's basic launcher); each
-finished job leaves a `JobOutcome` in `FINISHED`, and the CLI prints the table when the
-sweep is over. Launchers that run jobs in other processes leave the list empty; the store
-(`skilleval sql "... where sweep_id = ..."`) still holds every job.
+Each finished job leaves a `JobOutcome` in `FINISHED`, and the CLI prints the table when the
+sweep is over. A job a launcher ran in another process (joblib, submitit, Ray) sends its row
+back with its exit code (`job_exit`); one whose file cannot reach the CLI (a remote node
+without the folder) is missing from the table, and the store (`skilleval sql "... where
+sweep_id = ..."`) still holds it.
 """
 from __future__ import annotations
 
@@ -25,6 +26,23 @@ class JobOutcome:
     status: str
     overrides: list[str]
     summary: dict[str, Any] = field(default_factory=dict)
+
+
+    def to_wire(self) -> dict[str, Any]:
+        """What the table needs of a job a launcher ran in another process (`job_exit`
+        carries it back as JSON): the summary's gate figures and gate results only."""
+        import json
+
+        summary = {k: self.summary[k] for k in ("gate_metrics", "gates") if k in self.summary}
+        wire = {"job_num": self.job_num, "run_id": self.run_id, "sweep_id": self.sweep_id,
+                "experiment": self.experiment, "status": self.status,
+                "overrides": list(self.overrides), "summary": summary}
+        return json.loads(json.dumps(wire, default=str))
+
+    @classmethod
+    def from_wire(cls, d: dict[str, Any]) -> "JobOutcome":
+        return cls(int(d["job_num"]), str(d["run_id"]), str(d["sweep_id"]), str(d["experiment"]),
+                   str(d["status"]), [str(o) for o in d["overrides"]], dict(d.get("summary") or {}))
 
 
 FINISHED: list[JobOutcome] = []

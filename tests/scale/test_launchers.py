@@ -23,6 +23,12 @@ def test_joblib_sweep_runs_three_jobs_into_one_store(skilleval_cli):
     assert [r["job_num"] for r in runs] == [0, 1, 2]
     assert {r["status"] for r in runs} == {"done"} and len({r["sweep_id"] for r in runs}) == 1
     assert len(skilleval_cli.results()) == 3
+    # the sweep's table has every worker's job (it was empty: rows stayed in the workers),
+    # and the workers' composing of the config printed no UserWarning
+    table = proc.stdout[proc.stdout.index(f"sweep {runs[0]['sweep_id']}: 3 jobs"):]
+    for t in ("trigger.threshold=0.3", "trigger.threshold=0.5", "trigger.threshold=0.7"):
+        assert t in table
+    assert "Warning" not in proc.stderr, proc.stderr
 
 
 def test_joblib_sweep_exits_with_the_worst_cells_code(skilleval_cli):
