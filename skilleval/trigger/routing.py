@@ -140,9 +140,13 @@ def catalog_skills(n: int, taken: set[str]) -> list[Skill]:
     if n <= 0:
         return []
     path = Path(str(resources.files("skilleval.examples"))) / "routing" / "catalog.json"
-    entries = [e for e in json.loads(path.read_text(encoding="utf-8")) if e["name"] not in taken]
+    every = json.loads(path.read_text(encoding="utf-8"))
+    entries = [e for e in every if e["name"] not in taken]
     if n > len(entries):
-        raise UserError(f"trigger.catalog={n}: the bundled catalog has {len(entries)} filler skills")
+        left = len(every) - len(entries)
+        same = f" ({left} left out: named like a skill given)" if left else ""
+        raise UserError(f"trigger.catalog={n}: the bundled catalog has {len(every)} filler skills"
+                        f"{same}; at most {len(entries)} can be added")
     return [Skill(e["name"], e["description"], "", path.parent, {"name": e["name"]})
             for e in entries[:n]]
 
