@@ -19,7 +19,8 @@ from skilleval.cliargs import ArgParser as _Parser
 def check_main(argv: list[str]) -> int:
     from skilleval.store.catalog import resolve_root
 
-    p = _Parser(prog="skilleval store check", description=__doc__.split("\n\n")[0].replace("``", ""))
+    p = _Parser(prog="skilleval store check", description=__doc__.split("\n\n")[0].replace("``", "")
+                + " Exit codes: 0 clean, 1 problems found (listed), 2 bad input.")
     p.add_argument("--store", help="store root (default: $SKILLEVAL_STORE or the per-user store)")
     p.add_argument("--quarantine", action="store_true", help="move unreadable parts to _quarantine/")
     args = p.parse_args(argv)
