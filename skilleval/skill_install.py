@@ -4,6 +4,7 @@ replaced for a candidate wording."""
 from __future__ import annotations
 
 import shutil
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,8 @@ def install_skill(skill: Skill, dest: Path) -> None:
         return
     if original is not None and original.is_file() and skill.frontmatter.get("name") == skill.name:
         try:  # the user's file with only the description replaced (comments, spelling kept)
-            text = described_anew(original.read_bytes().decode("utf-8"), skill.description, original)
+            st = original.stat()
+            text = _described(str(original), st.st_ino, st.st_mtime_ns, st.st_size, skill.description)
         except (UserError, UnicodeDecodeError):
             pass  # a layout that cannot be edited in place: the frontmatter re-rendered below
         else:
@@ -56,9 +58,28 @@ def install_skills(skills: Any, workdir: Path) -> None:
 
 
 def _file_description(md: Path) -> str | None:
-    """The description SKILL.md holds on disk (`Skill.with_description` changes only memory)."""
+    """The description SKILL.md holds on disk (`Skill.with_description` changes only memory).
+    Cached by the file's identity and mtime: a claude_cli trial installs every listed skill,
+    and parsing each one's YAML again was most of this process's CPU per trial (about 6 ms of
+    0.45 s; the cores it takes are the CLIs'). An edited file has another mtime or size."""
     try:
-        fm, _ = split_frontmatter(md.read_text(encoding="utf-8"), md)
+        st = md.stat()
+    except OSError:
+        return None
+    return _parsed_description(str(md), st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=64)
+def _described(md: str, _ino: int, _mtime_ns: int, _size: int, description: str) -> str:
+    """SKILL.md's text with only the description replaced (cached as `_file_description`: a
+    candidate wording is installed for every one of its trials)."""
+    return described_anew(Path(md).read_bytes().decode("utf-8"), description, Path(md))
+
+
+@lru_cache(maxsize=256)
+def _parsed_description(md: str, _ino: int, _mtime_ns: int, _size: int) -> str | None:
+    try:
+        fm, _ = split_frontmatter(Path(md).read_text(encoding="utf-8"), Path(md))
     except (OSError, UnicodeDecodeError, UserError):
         return None
     value = fm.get("description")

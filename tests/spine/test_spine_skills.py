@@ -204,6 +204,22 @@ def test_a_candidate_installs_with_only_its_description_changed(tmp_path: Path) 
     assert "flag: no   # trailing comment" in text and load_skill(tmp_path / "trial").description == "Candidate wording."
 
 
+def test_an_install_after_the_user_edits_skill_md_has_the_edit(tmp_path: Path) -> None:
+    """Installs reuse what they parsed of a SKILL.md (a trial installs every listed skill);
+    a file edited since, even to the same length, is read again."""
+    from skilleval.skill_install import install_skill
+
+    d = write_skill(tmp_path, "csv-tidy", "Original description.")
+    for n, wording in enumerate(("Original description.", "Changed description..", "Candidate text.")):
+        if n == 1:
+            md = d / "SKILL.md"
+            md.write_text(md.read_text().replace("Original description.", wording))
+        skill = load_skill(d) if n < 2 else load_skill(d).with_description(wording)
+        install_skill(skill, tmp_path / f"trial{n}")
+        assert load_skill(tmp_path / f"trial{n}").description == wording
+    assert (tmp_path / "trial1" / "SKILL.md").read_bytes() == (d / "SKILL.md").read_bytes()
+
+
 def test_validate_refuses_control_characters_in_the_description(tmp_path: Path) -> None:
     """validate said "Skill is valid!" of a description holding ESC[31m, which description=
     and a proposer's candidate are refused for."""
