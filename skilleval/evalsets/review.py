@@ -13,6 +13,7 @@ backup folder outside the skill folder, then writes atomically.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 import sys
@@ -43,6 +44,10 @@ MAX_BODY = 5 * 1024 * 1024
 _STATIC = {"/review.js": "application/javascript; charset=utf-8", "/review.css": "text/css; charset=utf-8"}
 
 
+class SaveConflict(UserError):
+    """The file changed since the page loaded it (HTTP 409)."""
+
+
 @dataclass
 class ReviewState:
     set_path: Path
@@ -57,8 +62,18 @@ class ReviewState:
 
     def payload(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
         cov = coverage(self.skill, rows) if self.skill else []
-        return {"rows": rows, "query_clauses": query_clauses(cov),
+        return {"rows": rows, "query_clauses": query_clauses(cov), "version": self.version(),
                 "uncovered": [c.to_dict() for c in cov if not c.queries]}
+
+    def version(self) -> str:
+        """What the file a save would replace holds now (a digest; "absent" before it
+        exists). A page sends back the version it loaded, and a save over a file that has
+        changed since is refused: two tabs, or a page open while the set was redrafted on
+        disk, each saved over the other's work with "Saved" shown to both."""
+        try:
+            return hashlib.sha256(self.save_path.read_bytes()).hexdigest()[:16]
+        except FileNotFoundError:
+            return "absent"
 
     def load(self) -> list[dict[str, Any]]:
         rows = read_rows(self.set_path) if self.set_path.is_file() else []
@@ -66,13 +81,18 @@ class ReviewState:
         self.issued.update(str(r["id"]) for r in rows)
         return rows
 
-    def save(self, rows: Any) -> dict[str, Any]:
+    def save(self, rows: Any, base: str | None = None) -> dict[str, Any]:
+        """Write `rows`; `base`: the version the page loaded (None: no check, for scripts)."""
         # the page sends every row, blank ones too, so a message's "row #N" is the row it shows
         clean = validate_rows(rows, where="edited set", skip_blank=True, reserved=self.issued)
         self.issued.update(str(r["id"]) for r in clean)
         if not clean:
             raise UserError("edited set: no queries left; an eval set needs at least one")
         with self.lock:
+            if base is not None and base != self.version():
+                raise SaveConflict(f"not saved: {self.save_path} changed since this page loaded it "
+                                   "(another tab saved, or the file was rewritten); reload the page "
+                                   "to see it, then make your edits again")
             name = self.skill.name if self.skill else self.save_path.stem
             saved = backup(self.save_path, name, self.backup_dir)
             if self.save_path.suffix == ".jsonl":  # atomically too: a crash never leaves half a set
@@ -152,9 +172,12 @@ def make_handler(state: ReviewState, port_ref: list[int]) -> type[BaseHTTPReques
             try:
                 body = read_json_body(self.headers, self.rfile, MAX_BODY)
                 rows = body.get("rows") if isinstance(body, dict) else None
-                return self._json(200, state.save(rows))
+                base = body.get("base") if isinstance(body, dict) else None
+                return self._json(200, state.save(rows, base if isinstance(base, str) else None))
             except BodyError as exc:
                 return self._json(exc.status, {"error": str(exc)})
+            except SaveConflict as exc:
+                return self._json(409, {"error": str(exc)})
             except UserError as exc:
                 return self._json(400, {"error": str(exc)})
             except OSError as exc:  # the disk said no (full, read-only): said, not a dropped page

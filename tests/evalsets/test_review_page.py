@@ -255,3 +255,30 @@ def test_a_set_broken_on_disk_and_a_folder_to_save_to_are_said(tmp_path: Path, s
     proc = skilleval_cli.run("review-evals", str(set_path), "--save-to", str(tmp_path / "a-folder"),
                              "--no-open", timeout=60)
     assert proc.returncode == 2 and "a folder; give the file" in proc.stderr, proc.stderr
+
+
+def test_a_stale_page_cannot_save_over_newer_edits(served, browser) -> None:  # noqa: ANN001
+    """Two tabs on the same set: the second save wrote over the first's edits, and both pages
+    said "Saved" (the same when the file was redrafted on disk while a page was open)."""
+    url, set_path, _ = served
+    a, b = browser.new_page(), browser.new_page()
+    a.goto(url)
+    b.goto(url)
+    a.locator("textarea.query").nth(0).fill("tab A: split full_name into first and last in people.csv")
+    a.locator("#save").click()
+    expect(a.locator("#status")).to_have_text(re.compile(r"^Saved"))
+    a.locator("textarea.query").nth(1).fill("tab A again: a second save from the same page is fine")
+    a.locator("#save").click()
+    expect(a.locator("#status")).to_have_text(re.compile(r"^Saved"))
+    saved_by_a = set_path.read_bytes()
+
+    b.locator("textarea.query").nth(0).fill("tab B: stale edit")
+    b.locator("#save").click()
+    expect(b.locator("#status")).to_have_text(re.compile(r"^Not saved: .*changed since this page loaded it"))
+    assert set_path.read_bytes() == saved_by_a
+    b.reload()
+    assert values(b)[0][0] == "tab A: split full_name into first and last in people.csv"
+    b.locator("textarea.query").nth(0).fill("tab B after reloading")
+    b.locator("#save").click()
+    expect(b.locator("#status")).to_have_text(re.compile(r"^Saved"))
+    assert json.loads(set_path.read_text())[0]["query"] == "tab B after reloading"

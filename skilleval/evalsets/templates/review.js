@@ -80,11 +80,13 @@
       const resp = await fetch("/api/save", {
         method: "POST",
         headers: { "Content-Type": "application/json", "X-Review-Token": data.token },
-        body: JSON.stringify({ rows: payload }),
+        // the version this page has: a save over a file changed since (another tab, a
+        // redraft on disk) is refused (409), not written over it
+        body: JSON.stringify({ rows: payload, base: data.version }),
       });
       const body = await resp.json();
       if (!resp.ok) throw new Error(body.error || ("HTTP " + resp.status));
-      rows = body.rows; data.query_clauses = body.query_clauses;
+      rows = body.rows; data.query_clauses = body.query_clauses; data.version = body.version;
       render(); renderUncovered(body.uncovered);
       status.className = "ok";
       status.textContent = "Saved " + body.rows.length + " queries" + (body.backup ? " (backup: " + body.backup + ")" : "");
