@@ -299,3 +299,21 @@ def test_optimisation_iterations_appear_while_trigger_opt_runs(live_viewer, page
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGTERM)
         proc.wait(timeout=60)
+
+
+def test_the_page_rounds_figures_as_the_console_does(viewer, viewer_env, page) -> None:
+    """SE.pct used toFixed, which rounds ties up: 5/8 was 63% on the page and 62% in the
+    console, summary.md and diff (Python's format: the float's exact value, ties to even)."""
+    import random
+
+    _open(page, viewer.url + "#/runs", "Runs")
+    rng = random.Random(3)
+    fractions = [k / n for n in range(1, 41) for k in range(n + 1)]
+    floats = [rng.uniform(-3, 3) for _ in range(500)] + [0.125, 0.375, 2.5, -2.5, 0.0, 123456.785]
+    got = page.page.evaluate("([p, f]) => [p.map(SE.pct), f.map((x) => [0, 1, 2, 4].map((d) => SE.fixed(x, d)))]",
+                             [fractions, floats])
+
+    def py(text: str) -> str:  # "-0.00": the page writes a zero without its sign
+        return text[1:] if text.startswith("-") and not any(c in "123456789" for c in text) else text
+    assert got[0] == [py(f"{x:.0%}") for x in fractions]
+    assert got[1] == [[py(f"{x:.{d}f}") for d in (0, 1, 2, 4)] for x in floats]

@@ -10,7 +10,7 @@
   function signed(x) {
     if (x === null || x === undefined) return "n/a";
     const r = Math.round(100 * x) / 100 + 0;
-    return (r >= 0 ? "+" : "") + r.toFixed(2);
+    return (r >= 0 ? "+" : "") + SE.fixed(r, 2);
   }
 
   /* "drop it" columns show what removing the sentence does: the negated leave-one-out effect */

@@ -46,11 +46,26 @@ SE.safeUrl = function (v, attr) {
 };
 SE.clear = (el) => { while (el.firstChild) el.removeChild(el.firstChild); return el; };
 
-/* numbers */
-SE.pct = (x) => (x === null || x === undefined ? "n/a" : (100 * x).toFixed(0) + "%");
+/* numbers, rounded as Python's format() rounds them in the console, summary.md and diff: the
+ * float's exact value, ties to even (a percentage: the float 100 * x first, as Python's "%"
+ * does). toFixed rounds ties up: 5/8 showed as 63% here and 62% there. Past 1e21 toFixed
+ * gives no digits: plain toFixed. */
+SE.fixed = function (x, d) {
+  x = Number(x);
+  if (!Number.isFinite(x) || Math.abs(x) >= 1e21) return x.toFixed(d);
+  const [whole, frac] = Math.abs(x).toFixed(100).split(".");  // exact for a double this size
+  const digits = whole + frac.slice(0, d);                       // the kept digits, as an integer
+  const rest = frac.slice(d);
+  const odd = Number(digits[digits.length - 1]) % 2 === 1;
+  const up = rest[0] > "5" || (rest[0] === "5" && (/[1-9]/.test(rest.slice(1)) || odd));
+  let n = (BigInt(digits) + (up ? 1n : 0n)).toString().padStart(d + 1, "0");
+  if (d > 0) n = n.slice(0, -d) + "." + n.slice(-d);
+  return (x < 0 && /[1-9]/.test(n) ? "-" : "") + n;
+};
+SE.pct = (x) => (x === null || x === undefined ? "n/a" : SE.fixed(100 * x, 0) + "%");
 SE.ci = (e) => (!e || e.value === null || e.value === undefined ? "n/a"
   : SE.pct(e.value) + (e.low !== null && e.low !== undefined ? ` [${SE.pct(e.low)}–${SE.pct(e.high)}]` : ""));
-SE.num = (x, d = 1) => (x === null || x === undefined ? "n/a" : Number(x).toFixed(d));
+SE.num = (x, d = 1) => (x === null || x === undefined ? "n/a" : SE.fixed(x, d));
 SE.pval = (p) => (p === null || p === undefined ? "n/a" : p < 0.001 ? "p<0.001" : "p=" + Number(p).toPrecision(2));
 SE.time = (t) => (t ? String(t).replace("T", " ").slice(0, 19) : "");
 

@@ -8,9 +8,9 @@
     if (!hd || !hd.label) return "";
     if (hd.text) return `${hd.label}: ${hd.text}`;
     let s = `${hd.label} ${hd.value === null || hd.value === undefined ? "n/a" : hd.label.startsWith("Δ")
-      ? (hd.value >= 0 ? "+" : "") + Number(hd.value).toFixed(2) : SE.pct(hd.value)}`;
+      ? (hd.value >= 0 ? "+" : "") + SE.fixed(hd.value, 2) : SE.pct(hd.value)}`;
     if (hd.low !== null && hd.low !== undefined) {
-      s += hd.label.startsWith("Δ") ? ` [${Number(hd.low).toFixed(2)}, ${Number(hd.high).toFixed(2)}]`
+      s += hd.label.startsWith("Δ") ? ` [${SE.fixed(hd.low, 2)}, ${SE.fixed(hd.high, 2)}]`
         : ` [${SE.pct(hd.low)}–${SE.pct(hd.high)}]`;
     }
     if (hd.low !== null && hd.low !== undefined && hd.level && Math.abs(hd.level - 0.95) > 1e-9) s += ` (${Math.round(100 * hd.level)}% CI)`;
@@ -45,7 +45,7 @@
         : h("td", { class: "num" }, String(r.trials || 0), r.errors ? h("span", { class: "errors" }, ` (${r.errors} err)`) : "",
           r.calls_cached ? h("span", { class: "muted" }, ` · ${r.calls_cached} from cache`) : ""),
       h("td", {}, headline(r.headline)),
-      h("td", { class: "num" }, r.cost_usd ? "$" + Number(r.cost_usd).toFixed(4) : "$0"),
+      h("td", { class: "num" }, r.cost_usd ? "$" + SE.fixed(r.cost_usd, 4) : "$0"),
       h("td", {}, r.sweep_size > 1 ? h("a", { href: "#/sweep/" + encodeURIComponent(r.sweep_id) }, `sweep (${r.sweep_size})`) : ""));
     return tr;
   }
@@ -148,7 +148,7 @@
     const status = SE.badge(run.status);
     main.append(h("h1", {}, TITLES[page] || "Run", " ", h("span", { class: "muted" }, runId), " ", status),
       h("p", { class: "meta" }, `${run.experiment} · skill ${skillName(run.skill)} · ${run.backend || ""}/${run.model || "n/a"} · started ${SE.time(run.started)} · `,
-        `calls ${run.calls_made} new, ${run.calls_cached} cached · $${Number(run.cost_usd || 0).toFixed(4)}`,
+        `calls ${run.calls_made} new, ${run.calls_cached} cached · $${SE.fixed(run.cost_usd || 0, 4)}`,
         (run.overrides || []).length ? " · " + run.overrides.join(" ") : ""),
       h("nav", { class: "tabs" }, run.pages.map((p) => h("a", { href: `#/run/${encodeURIComponent(runId)}/${p}`, class: p === page ? "active" : "" }, TITLES[p]))));
     const body = h("section", { class: "page" });
