@@ -50,8 +50,14 @@ def trigger_page(q: Queries, run_id: str, confidence: float | None = None) -> di
     if confidence is None:
         confidence = run_confidence(q, run_id)
     stored = q.table_rows("queries", run_id, order="case_id") if "queries" in q.tables() else []
-    live = not stored
-    if live:
+    run = (q.runs_sql("SELECT status, calls_cached FROM runs WHERE run_id = ?", [run_id])
+           if "runs" in q.tables() else []) or [{"status": "running", "calls_cached": 0}]
+    # No verdicts stored: the run is going (live), or it ended before writing them (Ctrl-C, a
+    # crash): then nothing is "running" or "so far", and the trials it reused from the store,
+    # found through its queries rows once it ends, are in none of the rates (said so).
+    live = not stored and run[0]["status"] == "running"
+    ended_early = not stored and not live
+    if not stored:
         per_query = q.sql("""
             SELECT any_value(skill) AS skill, any_value(description) AS description, case_id,
                    any_value(query) AS query, any_value(should_trigger) AS should_trigger,
@@ -74,7 +80,8 @@ def trigger_page(q: Queries, run_id: str, confidence: float | None = None) -> di
             "split": r.get("split"), "runs": r["runs"], "valid_runs": r["valid_runs"],
             "triggers": r["triggers"], "errors": r["errors"], "timeouts": r["timeouts"],
             "fired_other": r["fired_other"], "rate": rate,
-            "verdict": r.get("verdict") or "running", "description": r.get("description"),
+            "verdict": r.get("verdict") or ("no verdict" if ended_early else "running"),
+            "description": r.get("description"),
             "skill": r.get("skill"),
             # an adaptive policy stopped this query once its verdict was settled: the verdict
             # is exact, the rate is early-stopped (biased) and is labelled so on the page
@@ -83,7 +90,9 @@ def trigger_page(q: Queries, run_id: str, confidence: float | None = None) -> di
                                   and (r.get("runs") or 0) < r["planned_runs"]),
         })
     return {"live": live, "queries": out_rows, "metrics": _metrics(out_rows, confidence),
-            "listing": listing(q, run_id), "confidence": confidence}
+            "listing": listing(q, run_id), "confidence": confidence,
+            "reused_not_counted": int(run[0]["calls_cached"] or 0) if ended_early else 0,
+            "ended_early": ended_early}
 
 
 def _metrics(rows: list[dict[str, Any]], confidence: float) -> dict[str, Any]:

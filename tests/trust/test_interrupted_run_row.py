@@ -54,3 +54,30 @@ def test_an_interrupted_real_backend_run_counts_its_trials_not_only_its_self_che
     assert int(made) >= int(rows) + int(controls), (made, rows, controls)
     total = float(paid) + float(control_paid)
     assert abs(float(cost) - total) < 1e-6 * max(1.0, total), (cost, paid, control_paid)
+
+
+def test_the_page_of_a_run_interrupted_before_its_verdicts_is_not_live(skilleval_cli) -> None:  # noqa: ANN001
+    """Its page said "live: rates so far ... (verdicts come when the run ends)" with every
+    verdict "running", for a run that was over, and the trials it had reused from the store
+    were silently in none of the rates."""
+    from skilleval.store.catalog import Store
+    from skilleval.viewer.queries import Queries
+    from skilleval.viewer.trigger_data import trigger_page
+
+    skilleval_cli.run("+experiment=trigger_eval", "trigger.runs=1", "progress=false")  # to reuse
+    proc = start_interruptible([sys.executable, "-m", "skilleval.cli", "+experiment=trigger_eval",
+                                "backend.latency_ms=150", "trigger.concurrency=2", "trigger.runs=3",
+                                "progress_every=0.2"], cwd=skilleval_cli.cwd, env=skilleval_cli.env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seen = interrupt_once_running(proc)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130, "".join(seen)
+    q = Queries(Store(skilleval_cli.store))
+    [run] = q.runs_sql("select run_id, calls_cached from runs where status = 'interrupted'")
+    page = trigger_page(q, run["run_id"])
+    assert not page["live"] and page["ended_early"]
+    assert {r["verdict"] for r in page["queries"]} == {"no verdict"}
+    assert page["reused_not_counted"] == run["calls_cached"] > 0
+    [done] = q.runs_sql("select run_id from runs where status = 'done'")
+    finished = trigger_page(q, done["run_id"])
+    assert not finished["live"] and not finished["ended_early"] and finished["reused_not_counted"] == 0

@@ -77,7 +77,9 @@
     let chart = null;
     const open = new Set();
     const paint = () => {
-      live.textContent = page.live ? "live: rates so far from the trials recorded up to now (verdicts come when the run ends)" : "";
+      live.textContent = page.live ? "live: rates so far from the trials recorded up to now (verdicts come when the run ends)"
+        : page.ended_early ? `This run ended before it wrote its verdicts: the rates below count the ${page.metrics.trials} trials stored for it` +
+          (page.reused_not_counted ? `; the ${page.reused_not_counted} trials it reused from the store are in none of them.` : ".") : "";
       SE.clear(metrics).append(metricsBlock(page.metrics, lvl(page)));
       const groups = byCase();
       SE.keyed(t.tbody, page.queries.map((q) => Object.assign({ n: (groups.get(q.case_id) || []).length }, q)), (q) => q.case_id, (q) => {
