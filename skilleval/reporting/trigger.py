@@ -121,7 +121,8 @@ class ConsoleReporter:
         out = job.out
         if self.params.show_queries:
             table = Table(title=f"{safe(report.skill.name)}: per-query trigger rates", title_justify="left")
-            for col in ("query", "expect", "rate", "runs", "verdict", "fired instead"):
+            # "attempts", as results.json names them: its "runs" are the valid runs a rate is over
+            for col in ("query", "expect", "rate", "attempts", "verdict", "fired instead"):
                 table.add_column(col, overflow="fold", max_width=60 if col == "query" else None)
             planned = max_runs(report.runner.settings)
             for q in report.results:

@@ -36,6 +36,10 @@ def test_console_shows_per_query_rates_and_metrics_with_intervals(e2e) -> None: 
     cli, first, data, _, _ = e2e
     out = first.stdout
     assert "changelog-writer: per-query trigger rates" in out
+    # results.json's "runs" are the valid runs a rate is over; the console's column counts
+    # every attempt, and was headed "runs" too
+    header = next(ln for ln in out.splitlines() if "verdict" in ln and "expect" in ln)
+    assert "attempts" in header and " runs " not in header
     short = [r["query"] for r in data["results"] if len(r["query"]) < 40]
     assert short, "expected some short queries in the example set"
     for q in short:
